@@ -1,0 +1,35 @@
+"""srcgrad: automatic differentiation of numpy code by source transformation.
+
+A transformation reads a plain numpy-style Python function and writes its
+derivative as new, readable Python source (``.source``), in forward mode
+(a tangent beside every value) or reverse mode (a primal sweep, then the
+adjoint statements in reverse order)::
+
+    import numpy as np
+    import srcgrad
+
+    @srcgrad.grad
+    def loss(w, x, y):
+        p = 1 / (1 + np.exp(-(x @ w)))
+        return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+
+    g = loss(w, x, y)      # the gradient with respect to w
+    print(loss.source)     # the code that computed it
+"""
+
+from .api import Derivative, grad, jvp, show, value_and_grad, vjp
+from .errors import NoDerivativeError, SrcgradError, UnsupportedSyntaxError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Derivative",
+    "NoDerivativeError",
+    "SrcgradError",
+    "UnsupportedSyntaxError",
+    "grad",
+    "jvp",
+    "show",
+    "value_and_grad",
+    "vjp",
+]

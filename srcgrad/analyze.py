@@ -1,0 +1,266 @@
+"""Stage 3, analyze: facts about a core function, without changing it.
+
+In:  a :class:`~srcgrad.normalize.Normalized` function, the ``wrt``
+parameters and the ranks of the call's arguments.
+Out: :class:`Facts`:
+
+- ``ops``: for every core statement, the primitive it applies and the rule
+  for it (:class:`Op`);
+- ``varied``: names whose value depends on a ``wrt`` parameter;
+  ``useful``: names the returned value depends on; ``active``: both, the
+  names that get a tangent or an adjoint;
+- ``shapes``: for every name, a :class:`Shape`: its rank where known, and a
+  *broadcast key*, the set of values whose shapes broadcast together to give
+  its shape. Two names with equal keys provably have equal shapes, which lets
+  the transforms drop ``unbroadcast`` where it cannot do anything::
+
+      t4 = 1 + t3       # key(t4) == key(t3) == {x}: t3's adjoint is t4's
+      t6 = y * t5       # key(t6) == {x, y} != key(t5): unbroadcast needed
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import NoDerivativeError, UnsupportedSyntaxError
+from .normalize import Normalized
+from .rules import RULES, BindError, Context, Rule, bind
+
+_COMPARE = Rule(name="comparison", params=("x", "y"), nondiff=True)
+_NOT = Rule(name="not", params=("x",), nondiff=True)
+_PACK = Rule(name="tuple or list display", params=())
+
+
+@dataclass(frozen=True)
+class Shape:
+    key: frozenset[str]
+    rank: int | None
+
+
+SCALAR = Shape(frozenset(), 0)
+
+
+@dataclass
+class Op:
+    """The primitive a core statement applies."""
+
+    stmt: ast.Assign
+    target: str
+    rule: Rule | None
+    key: Any
+    args: dict[str, ast.expr]  # parameter -> atom
+    ctx: Context | None
+    callee: Any = None  # the resolved function of a static call
+    problem: str | None = None  # why no derivative can be taken, if so
+
+    @property
+    def diff_args(self) -> list[tuple[str, ast.expr]]:
+        """(parameter, atom) pairs a derivative flows through."""
+        if self.rule is None:
+            return list(self.args.items())
+        if self.rule.nondiff:
+            return []
+        return [(p, self.args[p]) for p in self.rule.diff_params if p in self.args]
+
+
+@dataclass
+class Facts:
+    ops: dict[ast.stmt, Op] = field(default_factory=dict)
+    varied: set[str] = field(default_factory=set)
+    useful: set[str] = field(default_factory=set)
+    shapes: dict[str, Shape] = field(default_factory=dict)
+    returned: ast.expr | None = None
+
+    @property
+    def active(self) -> set[str]:
+        return self.varied & self.useful
+
+    def shape(self, atom: ast.expr) -> Shape:
+        if isinstance(atom, ast.Name):
+            return self.shapes.get(atom.id, Shape(frozenset({atom.id}), None))
+        return SCALAR
+
+
+def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> Facts:
+    """Classify every statement, then compute shapes and activity."""
+    facts = Facts()
+    env = norm.parsed.env
+    for name, value in env.items():
+        facts.shapes[name] = _static_shape(name, value)
+    for param in norm.tree.args.args:
+        rank = ranks.get(param.arg)
+        key = frozenset() if rank == 0 else frozenset({param.arg})
+        facts.shapes[param.arg] = Shape(key, rank)
+    body = norm.tree.body
+    for stmt in body[:-1]:
+        assert isinstance(stmt, ast.Assign), ast.dump(stmt)
+        op = classify(stmt, env, facts)
+        facts.ops[stmt] = op
+        facts.shapes[op.target] = _result_shape(op, facts)
+    ret = body[-1]
+    assert isinstance(ret, ast.Return)
+    facts.returned = ret.value
+    # activity: forward for `varied`, backward for `useful` (one pass each, as
+    # every name has exactly one definition and appears after it)
+    facts.varied = set(wrt)
+    for stmt in body[:-1]:
+        op = facts.ops[stmt]
+        if any(isinstance(a, ast.Name) and a.id in facts.varied for _, a in op.diff_args):
+            facts.varied.add(op.target)
+    if isinstance(ret.value, ast.Name):
+        facts.useful.add(ret.value.id)
+    for stmt in reversed(body[:-1]):
+        op = facts.ops[stmt]
+        if op.target in facts.useful:
+            facts.useful.update(a.id for _, a in op.diff_args if isinstance(a, ast.Name))
+    for stmt in body[:-1]:
+        op = facts.ops[stmt]
+        if op.target in facts.active and (op.rule is None or op.problem):
+            raise _no_derivative(norm, op)
+    return facts
+
+
+def _no_derivative(norm: Normalized, op: Op) -> Exception:
+    locator = norm.parsed.locator
+    user = norm.origin.get(op.stmt, op.stmt)
+    callee = op.callee
+    if op.problem:
+        return locator.error(NoDerivativeError, user, op.problem)
+    if op.key == "pack":
+        return locator.error(
+            UnsupportedSyntaxError,
+            user,
+            "srcgrad does not differentiate through tuples or lists of active values yet; "
+            "combine arrays with np.stack or np.concatenate, or return a single array.",
+        )
+    if inspect.isfunction(callee) and not _is_library(callee):
+        return locator.error(
+            UnsupportedSyntaxError,
+            user,
+            f"srcgrad does not differentiate calls to other Python functions "
+            f"({callee.__qualname__!r}) yet; inline the helper's body into this function, "
+            "or register a rule for it with srcgrad.primitive.",
+        )
+    what = getattr(callee, "__qualname__", None) or ast.unparse(op.stmt.value)
+    module = getattr(callee, "__module__", None)
+    full = f"{module}.{what}" if module and callee is not None else what
+    return locator.error(
+        NoDerivativeError,
+        user,
+        f"srcgrad has no derivative rule for {full!r}; give it one with @srcgrad.primitive "
+        "and defvjp/defjvp, or compute this value from operations srcgrad knows.",
+    )
+
+
+def _is_library(func: Any) -> bool:
+    module = getattr(func, "__module__", "") or ""
+    return module.split(".")[0] in {"numpy", "cupy", "scipy", "builtins", "math"}
+
+
+def _static_shape(name: str, value: Any) -> Shape:
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        return SCALAR
+    if isinstance(value, np.ndarray):
+        return Shape(frozenset({name}) if value.ndim else frozenset(), value.ndim)
+    return Shape(frozenset({name}), None)
+
+
+def resolve_static(node: ast.expr, env: dict[str, Any]) -> Any:
+    """The object a dotted name rooted at a global refers to."""
+    if isinstance(node, ast.Name):
+        return env[node.id]
+    assert isinstance(node, ast.Attribute)
+    return getattr(resolve_static(node.value, env), node.attr)
+
+
+def classify(stmt: ast.Assign, env: dict[str, Any], facts: Facts) -> Op:
+    """Find the primitive and rule of one core assignment."""
+    target = stmt.targets[0]
+    assert isinstance(target, ast.Name)
+    rhs = stmt.value
+    index = None
+    callee = None
+    if isinstance(rhs, (ast.Name, ast.Constant)) or _static_attr(rhs, env):
+        key, args, kws = "copy", [rhs], []
+    elif isinstance(rhs, ast.BinOp):
+        key, args, kws = type(rhs.op), [rhs.left, rhs.right], []
+    elif isinstance(rhs, ast.UnaryOp):
+        key, args, kws = type(rhs.op), [rhs.operand], []
+    elif isinstance(rhs, ast.Compare):
+        key, args, kws = "compare", [rhs.left, rhs.comparators[0]], []
+    elif isinstance(rhs, ast.Call):
+        if _static_attr(rhs.func, env) or (isinstance(rhs.func, ast.Name) and rhs.func.id in env):
+            callee = resolve_static(rhs.func, env)
+            key, args, kws = callee, list(rhs.args), list(rhs.keywords)
+        else:
+            assert isinstance(rhs.func, ast.Attribute)
+            key = ("method", rhs.func.attr)
+            args, kws = [rhs.func.value, *rhs.args], list(rhs.keywords)
+    elif isinstance(rhs, ast.Attribute):
+        key, args, kws = ("attr", rhs.attr), [rhs.value], []
+    elif isinstance(rhs, ast.Subscript):
+        key, args, kws, index = "getitem", [rhs.value], [], rhs.slice
+    elif isinstance(rhs, (ast.Tuple, ast.List)):
+        key, args, kws = "pack", list(rhs.elts), []
+    else:
+        raise AssertionError(f"not core: {ast.dump(rhs)}")
+    rule = _lookup(key)
+    if rule is None:
+        named = {f"arg{i}": a for i, a in enumerate(args)}
+        named.update({f"kw_{k.arg}": k.value for k in kws})
+        return Op(stmt, target.id, None, key, named, None, callee=callee)
+    try:
+        bound, supplied = bind(rule, args, kws)
+    except BindError as exc:
+        named = {f"arg{i}": a for i, a in enumerate(args)}
+        return Op(stmt, target.id, rule, key, named, None, callee=callee, problem=str(exc))
+    ranks = {p: facts.shape(a).rank for p, a in bound.items()}
+    if index is not None:
+        for node in ast.walk(index):
+            if isinstance(node, ast.Name):
+                ranks[f"index:{node.id}"] = facts.shape(node).rank
+    ctx = Context(
+        rule=rule, node=rhs, args=bound, supplied=supplied, ranks=ranks, index=index, rule_key=key
+    )
+    return Op(stmt, target.id, rule, key, bound, ctx, callee=callee)
+
+
+def _lookup(key: Any) -> Rule | None:
+    if key == "compare":
+        return _COMPARE
+    if key in (ast.Not, ast.Invert):
+        return _NOT
+    if key == "pack":
+        return _PACK
+    try:
+        return RULES.get(key)
+    except TypeError:  # an unhashable callee
+        return None
+
+
+def _static_attr(node: ast.expr, env: dict[str, Any]) -> bool:
+    if not isinstance(node, ast.Attribute):
+        return False
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in env
+
+
+def _result_shape(op: Op, facts: Facts) -> Shape:
+    rule = op.rule
+    if rule is None or op.ctx is None:
+        return Shape(frozenset({op.target}), None)
+    if op.key == "copy":
+        return facts.shape(op.args["x"])
+    rank = rule.rank(op.ctx) if rule.rank else None
+    if rank == 0:
+        return SCALAR
+    if rule.elementwise:
+        key = frozenset().union(*(facts.shape(a).key for a in op.args.values()))
+        return Shape(key, rank)
+    return Shape(frozenset({op.target}), rank)

@@ -1,0 +1,299 @@
+"""The public transformations: ``grad``, ``value_and_grad``, ``jvp``, ``vjp``.
+
+Each returns a :class:`Derivative`, a callable that generates its code on
+the first call with a given kind of arguments (their ranks and backend),
+caches it, and runs it. ``.source`` is the generated module.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+
+from . import pipeline
+from .backends import Backend, backend_of
+
+Wrt = Union[int, str, Sequence[Union[int, str]]]
+
+_MODES = ("reverse", "forward")
+
+
+class Derivative:
+    """A derivative of a Python function, generated as Python source.
+
+    Call it like the transformation that made it says. ``.source`` is the
+    generated code (of the most recent call, or a generic version before any
+    call); ``.__wrapped__`` is the original function.
+    """
+
+    def __init__(
+        self, func: Callable[..., Any], kind: str, wrt: Wrt, mode: str = "reverse"
+    ) -> None:
+        if isinstance(func, Derivative):
+            raise TypeError(
+                "srcgrad cannot differentiate a derivative yet (higher order is planned); "
+                "pass the original Python function"
+            )
+        if not callable(func):
+            raise TypeError(f"srcgrad transformations take a function; got {func!r}")
+        if mode not in _MODES:
+            raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+        functools.update_wrapper(self, func)
+        self.__wrapped__ = func
+        self.kind = kind
+        self.mode = mode
+        self._signature = inspect.signature(func)
+        self._params = list(self._signature.parameters)
+        self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
+        self._norm = None
+        self._cache: dict[tuple, pipeline.Derived] = {}
+        self._last: pipeline.Derived | None = None
+
+    # -- generation --------------------------------------------------------------
+    @property
+    def _generated_kind(self) -> str:
+        if self.kind in ("grad", "value_and_grad") and self.mode == "forward":
+            return "jvp"
+        return self.kind
+
+    def _derived(self, ranks: dict[str, int | None], backend: Backend) -> pipeline.Derived:
+        key = (backend.name, tuple(ranks.get(p) for p in self._params))
+        derived = self._cache.get(key)
+        if derived is None:
+            if self._norm is None:
+                self._norm = pipeline.front(self.__wrapped__)
+            derived = pipeline.derive(self._norm, self._generated_kind, self.wrt, ranks, backend)
+            self._cache[key] = derived
+        self._last = derived
+        return derived
+
+    @property
+    def source(self) -> str:
+        """The generated Python source of this derivative, a complete module."""
+        if self._last is None:
+            from .backends import NUMPY
+
+            return self._derived({}, NUMPY).source
+        return self._last.source
+
+    def __repr__(self) -> str:
+        wrt = self.wrt[0] if not self._wrt_tuple else tuple(self.wrt)
+        mode = f", mode={self.mode!r}" if self.kind in ("grad", "value_and_grad") else ""
+        return f"<srcgrad.{self.kind} of {self.__wrapped__.__qualname__}, wrt={wrt!r}{mode}>"
+
+    # -- calling -------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        extra_count = {"jvp": len(self.wrt), "vjp": 1}.get(self.kind, 0)
+        if extra_count:
+            if len(args) < extra_count:
+                what = (
+                    "one tangent per wrt argument" if self.kind == "jvp" else "the cotangent dout"
+                )
+                raise TypeError(
+                    f"{self.kind} of {self.__name__} takes the arguments of the function, then {what}"
+                )
+            args, extras = args[: len(args) - extra_count], list(args[len(args) - extra_count :])
+        else:
+            extras = []
+        values = self._bind(args, kwargs)
+        for w in self.wrt:
+            _check_differentiable(w, values[self._params.index(w)], self.__name__)
+        backend = backend_of(values, self._params)
+        ranks = {p: _rank(v) for p, v in zip(self._params, values)}
+        derived = self._derived(ranks, backend)
+        if self.kind in ("grad", "value_and_grad") and self.mode == "forward":
+            return self._forward_grad(derived, values)
+        result = derived.function(*values, *extras)
+        wrt_values = [values[self._params.index(w)] for w in self.wrt]
+        if self.kind == "grad":
+            return self._shape_grads(result, wrt_values)
+        if self.kind == "value_and_grad":
+            value, grads = result
+            return value, self._shape_grads(grads, wrt_values)
+        if self.kind == "vjp":
+            return self._shape_grads(result, wrt_values)
+        return result  # jvp: (value, tangent)
+
+    def _bind(self, args: tuple, kwargs: dict) -> list[Any]:
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{self.__name__}: {exc}") from None
+        bound.apply_defaults()
+        return [bound.arguments[p] for p in self._params]
+
+    def _shape_grads(self, grads: Any, wrt_values: list[Any]) -> Any:
+        if not self._wrt_tuple:
+            return _like(grads, wrt_values[0])
+        return tuple(_like(g, v) for g, v in zip(grads, wrt_values))
+
+    def _forward_grad(self, derived: pipeline.Derived, values: list[Any]) -> Any:
+        """A gradient by forward mode: one Jacobian-vector product per input element."""
+        indices = [self._params.index(w) for w in self.wrt]
+        wrt_values = [values[i] for i in indices]
+        zeros = [np.zeros_like(v, dtype=float) if np.ndim(v) else 0.0 for v in wrt_values]
+        value = None
+        grads = []
+        for k, v in enumerate(wrt_values):
+            grad = np.zeros(np.shape(v), dtype=np.result_type(v, np.float32))
+            for index in np.ndindex(np.shape(v)):
+                basis = np.zeros_like(grad)
+                basis[index] = 1
+                tangents = list(zeros)
+                tangents[k] = basis if np.ndim(v) else 1.0
+                value, dout = derived.function(*values, *tangents)
+                if np.ndim(dout) != 0:
+                    raise ValueError(
+                        f"grad requires {self.__name__!r} to return a scalar, but it returned an "
+                        f"array of shape {np.shape(dout)}; use srcgrad.vjp or srcgrad.jacobian"
+                    )
+                grad[index] = dout
+            grads.append(_like(grad, v))
+        if not wrt_values or value is None:
+            value = self.__wrapped__(*values)
+        result = grads[0] if not self._wrt_tuple else tuple(grads)
+        return (value, result) if self.kind == "value_and_grad" else result
+
+
+def _normalize_wrt(wrt: Wrt, params: list[str], func: Callable[..., Any]) -> tuple[list[str], bool]:
+    items = list(wrt) if isinstance(wrt, (tuple, list)) else [wrt]
+    is_tuple = isinstance(wrt, (tuple, list))
+    if not items:
+        raise ValueError("wrt must name at least one argument")
+    names = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise TypeError(f"wrt takes argument positions (int) or names (str); got {item!r}")
+        if isinstance(item, int):
+            if not -len(params) <= item < len(params):
+                raise ValueError(
+                    f"wrt={item} is out of range: {func.__qualname__} has {len(params)} "
+                    f"parameter(s) {params}"
+                )
+            names.append(params[item])
+        else:
+            if item not in params:
+                raise ValueError(
+                    f"wrt={item!r} is not a parameter of {func.__qualname__}; its parameters are {params}"
+                )
+            names.append(item)
+    if len(set(names)) != len(names):
+        raise ValueError(f"wrt names the same argument twice: {items}")
+    return names, is_tuple
+
+
+def _rank(value: Any) -> int | None:
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        return 0
+    ndim = getattr(value, "ndim", None)
+    return ndim if isinstance(ndim, int) and hasattr(value, "shape") else None
+
+
+def _check_differentiable(name: str, value: Any, fname: str) -> None:
+    if isinstance(value, bool) or isinstance(value, np.bool_):
+        raise TypeError(f"cannot differentiate {fname} with respect to {name!r}: it is a bool")
+    if isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"cannot differentiate {fname} with respect to {name!r}: it is an integer "
+            f"({value!r}); pass a float, e.g. float({name})"
+        )
+    if isinstance(value, float):
+        return
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        raise TypeError(
+            f"cannot differentiate {fname} with respect to {name!r}: expected a float or a float "
+            f"array, got {type(value).__name__}"
+        )
+    if dtype.kind != "f":
+        kind = {
+            "i": "an integer",
+            "u": "an unsigned integer",
+            "b": "a boolean",
+            "c": "a complex",
+        }.get(dtype.kind, f"a {dtype}")
+        raise TypeError(
+            f"cannot differentiate {fname} with respect to {name!r}: it is {kind} array; "
+            f"pass a float array, e.g. {name}.astype(float)"
+        )
+
+
+def _like(g: Any, x: Any) -> Any:
+    """The gradient ``g`` with the type, dtype and shape of the argument ``x``."""
+    if isinstance(x, float) and not isinstance(x, np.generic):
+        return float(g)
+    if isinstance(x, np.generic):
+        return x.dtype.type(g)
+    xp = _module_of(x)
+    out = xp.asarray(g, dtype=x.dtype)
+    if out.shape != x.shape:
+        raise AssertionError(
+            f"srcgrad bug: gradient of shape {out.shape} for an argument of shape {x.shape}"
+        )
+    if xp is np and (not out.flags.writeable or 0 in out.strides and out.size > 1):
+        out = out.copy()
+    return out
+
+
+def _module_of(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return np
+    import cupy
+
+    return cupy
+
+
+def grad(func: Callable[..., Any] | None = None, wrt: Wrt = 0, *, mode: str = "reverse") -> Any:
+    """The gradient of ``func``'s scalar output with respect to argument(s) ``wrt``.
+
+    Works as ``grad(f)``, ``@grad`` and ``@grad(wrt="w")``. ``wrt`` names
+    positional parameters by index or name; a tuple gives a tuple of
+    gradients. ``mode="forward"`` computes the same numbers with
+    forward-mode code (one pass per input element).
+    """
+    return _make("grad", func, wrt, mode=mode)
+
+
+def value_and_grad(
+    func: Callable[..., Any] | None = None, wrt: Wrt = 0, *, mode: str = "reverse"
+) -> Any:
+    """Like :func:`grad`, but the callable returns ``(func(...), gradient)``."""
+    return _make("value_and_grad", func, wrt, mode=mode)
+
+
+def jvp(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
+    """Forward mode: a callable taking ``func``'s arguments, then one tangent per
+    ``wrt`` argument, and returning ``(func(...), directional derivative)``."""
+    return _make("jvp", func, wrt)
+
+
+def vjp(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
+    """Reverse mode: a callable taking ``func``'s arguments, then the cotangent
+    ``dout`` (shaped like the output), and returning the vector-Jacobian
+    product(s) with respect to ``wrt``."""
+    return _make("vjp", func, wrt)
+
+
+def _make(kind: str, func: Any, wrt: Wrt, **options: Any) -> Any:
+    if func is None:
+        return lambda f: Derivative(f, kind, wrt, **options)
+    if not callable(func) and not isinstance(func, Derivative):
+        raise TypeError(
+            f"{kind} takes a function to differentiate, then options: "
+            f"use {kind}(f, wrt=...) or @{kind}(wrt=...); got {func!r}"
+        )
+    return Derivative(func, kind, wrt, **options)
+
+
+def show(derivative: Derivative, file: Any = None) -> None:
+    """Print the generated source of ``derivative`` with line numbers."""
+    if not isinstance(derivative, Derivative):
+        raise TypeError(
+            f"show takes an object made by a srcgrad transformation, got {derivative!r}"
+        )
+    lines = derivative.source.splitlines()
+    width = len(str(len(lines)))
+    print("\n".join(f"{i:>{width}}  {line}" for i, line in enumerate(lines, 1)), file=file)

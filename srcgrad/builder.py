@@ -1,0 +1,118 @@
+"""Shared by the transforms: how generated code names the array module,
+the runtime helpers, tangents and adjoints, and how it spells comments.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+from . import runtime
+from .analyze import Facts
+from .naming import Namer
+
+#: the helpers generated code may call, by their names in srcgrad.runtime
+HELPERS = tuple(
+    name
+    for name, obj in vars(runtime).items()
+    if inspect.isfunction(obj) and obj.__module__ == runtime.__name__
+)
+
+COMMENT = "#"
+
+
+def comment(text: str) -> ast.Expr:
+    """A statement that unparses as the comment ``# text``."""
+    return ast.Expr(value=ast.Name(id=f"{COMMENT} {text}", ctx=ast.Load()))
+
+
+def is_comment(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Name)
+        and stmt.value.id.startswith(COMMENT)
+    )
+
+
+def name(id_: str) -> ast.Name:
+    return ast.Name(id=id_, ctx=ast.Load())
+
+
+def assign(target: str, value: ast.expr) -> ast.Assign:
+    return ast.Assign(targets=[ast.Name(id=target, ctx=ast.Store())], value=value)
+
+
+def add(left: ast.expr, right: ast.expr) -> ast.expr:
+    return ast.BinOp(left=left, op=ast.Add(), right=right)
+
+
+class Builder:
+    """Names in one generated module: array module, helpers, tangents, adjoints."""
+
+    def __init__(self, namer: Namer, xp: str, facts: Facts) -> None:
+        self.namer = namer
+        self.xp = xp
+        self.facts = facts
+        self.helpers = {h: namer.fresh(h) for h in HELPERS}
+        self.primal_of: dict[str, str] = {}
+
+    def helper(self, h: str) -> ast.Name:
+        return name(self.helpers[h])
+
+    def call(self, h: str, *args: ast.expr) -> ast.Call:
+        return ast.Call(func=self.helper(h), args=list(args), keywords=[])
+
+    def xp_call(self, attr: str, *args: ast.expr) -> ast.Call:
+        func = ast.Attribute(value=name(self.xp), attr=attr, ctx=ast.Load())
+        return ast.Call(func=func, args=list(args), keywords=[])
+
+    def symbols(self, g: ast.expr, ans: str) -> dict[str, ast.expr]:
+        table: dict[str, ast.expr] = {h: self.helper(h) for h in self.helpers}
+        table.update(g=g, ans=name(ans), np=name(self.xp))
+        return table
+
+    def tangent(self, v: str) -> str:
+        t = self.namer.tangent(v)
+        self.primal_of[t] = v
+        return t
+
+    def adjoint(self, v: str) -> str:
+        a = self.namer.adjoint(v)
+        self.primal_of[a] = v
+        return a
+
+    def key(self, expr: ast.expr) -> frozenset[str]:
+        """The broadcast key of an expression over primals, tangents and adjoints."""
+        keys: list[frozenset[str]] = []
+        todo = [expr]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.Call):  # the callee is no operand
+                todo.extend(node.args)
+                todo.extend(k.value for k in node.keywords)
+                continue
+            if isinstance(node, ast.Name):
+                v = self.primal_of.get(node.id, node.id)
+                if v in self.facts.shapes:
+                    keys.append(self.facts.shapes[v].key)
+            todo.extend(ast.iter_child_nodes(node))
+        return frozenset().union(*keys)
+
+    def function(self, base: str, params: list[str], body: list[ast.stmt]) -> ast.FunctionDef:
+        """A generated function named after ``base`` (made fresh)."""
+        return ast.FunctionDef(
+            name=self.namer.fresh(base),
+            args=ast.arguments(
+                posonlyargs=[],
+                args=[ast.arg(arg=p) for p in params],
+                vararg=None,
+                kwonlyargs=[],
+                kw_defaults=[],
+                kwarg=None,
+                defaults=[],
+            ),
+            body=body,
+            decorator_list=[],
+            returns=None,
+            lineno=1,
+        )

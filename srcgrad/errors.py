@@ -1,0 +1,59 @@
+"""Errors srcgrad raises, each pointing at the user's own source.
+
+Every error about a construct names the user's file, line and source text,
+says what is wrong and what to do instead.
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+class SrcgradError(Exception):
+    """Base class of every srcgrad error about the code being differentiated."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        filename: str | None = None,
+        lineno: int | None = None,
+        source_line: str | None = None,
+    ) -> None:
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.source_line = source_line
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        if self.filename is None:
+            return self.message
+        where = f"{self.filename}:{self.lineno}" if self.lineno else self.filename
+        text = f"\n    {self.source_line.strip()}" if self.source_line else ""
+        return f"{where}:{text}\n{self.message}"
+
+
+class UnsupportedSyntaxError(SrcgradError):
+    """A construct srcgrad cannot differentiate, with what to write instead."""
+
+
+class NoDerivativeError(SrcgradError):
+    """A call to a function with no derivative rule and no Python source."""
+
+
+class SourceLocator:
+    """Turns AST nodes of one user function into file, line and source text."""
+
+    def __init__(self, filename: str, lines: list[str]) -> None:
+        self.filename = filename
+        self.lines = lines  # the whole file, as linecache holds it
+
+    def text(self, lineno: int | None) -> str | None:
+        if lineno is None or not 1 <= lineno <= len(self.lines):
+            return None
+        return self.lines[lineno - 1].rstrip("\n")
+
+    def error(self, cls: type[SrcgradError], node: ast.AST | None, message: str) -> SrcgradError:
+        lineno = getattr(node, "lineno", None)
+        return cls(message, filename=self.filename, lineno=lineno, source_line=self.text(lineno))

@@ -1,0 +1,167 @@
+"""Stage 1, parse: a Python function in, its AST and resolved free names out.
+
+In:  a plain Python function object (``def`` or ``lambda``).
+Out: :class:`ParsedFunction`, holding an ``ast.FunctionDef`` whose line
+numbers are the user's real file lines, and ``env``, the object every free
+name refers to (closure cells first, then module globals, then builtins).
+
+This is the one place that knows where a name comes from; a function whose
+source is not available is a clear ``TypeError`` here.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import linecache
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .errors import SourceLocator, UnsupportedSyntaxError
+
+
+@dataclass
+class ParsedFunction:
+    """A user function, parsed, with every free name resolved."""
+
+    func: Callable[..., Any]
+    tree: ast.FunctionDef
+    locator: SourceLocator
+    env: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.tree.name
+
+    @property
+    def params(self) -> list[str]:
+        return [a.arg for a in self.tree.args.args]
+
+
+def parse(func: Callable[..., Any]) -> ParsedFunction:
+    """Parse ``func`` and resolve its free names."""
+    if not inspect.isfunction(func):
+        kind = type(func).__name__
+        raise TypeError(
+            f"srcgrad differentiates Python functions written in Python; got {func!r} "
+            f"(a {kind}). Builtins and C functions have no source to transform: wrap the "
+            "call in a Python function, or give it a rule with srcgrad.primitive."
+        )
+    try:
+        lines, firstlineno = inspect.getsourcelines(func)
+    except (OSError, TypeError) as exc:
+        raise TypeError(
+            f"srcgrad needs the source code of {func.__qualname__!r} but Python cannot find it "
+            f"({exc}). Functions typed at an interactive prompt or built with exec() have no "
+            "source file; define the function in a module or notebook cell."
+        ) from None
+    filename = inspect.getsourcefile(func) or func.__code__.co_filename
+    locator = SourceLocator(filename, linecache.getlines(filename) or lines)
+    if func.__name__ == "<lambda>":
+        tree = _lambda_tree(func, lines, firstlineno, locator)
+    else:
+        tree = _def_tree(func, lines, firstlineno)
+    env = _resolve(func, tree, locator)
+    return ParsedFunction(func=func, tree=tree, locator=locator, env=env)
+
+
+def _def_tree(func: Callable[..., Any], lines: list[str], firstlineno: int) -> ast.FunctionDef:
+    module = ast.parse(textwrap.dedent("".join(lines)))
+    ast.increment_lineno(module, firstlineno - 1)
+    node = module.body[0]
+    if isinstance(node, ast.AsyncFunctionDef):
+        raise TypeError(f"srcgrad cannot differentiate the coroutine {func.__qualname__!r}")
+    assert isinstance(node, ast.FunctionDef), ast.dump(node)
+    node.decorator_list = []
+    return node
+
+
+def _lambda_tree(
+    func: Callable[..., Any], lines: list[str], firstlineno: int, locator: SourceLocator
+) -> ast.FunctionDef:
+    text = textwrap.dedent("".join(lines))
+    module = None
+    # The lines holding a lambda may be a fragment of a larger statement: trim
+    # from the left until what is left parses.
+    start = text.find("lambda")
+    for begin in (0, start):
+        candidate = text[begin:].rstrip().rstrip(",);")
+        for end in range(len(candidate), 0, -1):
+            try:
+                module = ast.parse(candidate[:end])
+                break
+            except SyntaxError:
+                continue
+        if module is not None:
+            break
+    wanted = [*func.__code__.co_varnames[: func.__code__.co_argcount]]
+    found = []
+    if module is not None:
+        for node in ast.walk(module):
+            if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args] == wanted:
+                found.append(node)
+    if len(found) != 1:
+        raise TypeError(
+            f"srcgrad cannot tell which lambda on line {firstlineno} of {locator.filename} is "
+            "the one to differentiate; give it its own line or write it with def."
+        )
+    lam = found[0]
+    ast.increment_lineno(lam, firstlineno - 1)
+    ret = ast.Return(value=lam.body)
+    ast.copy_location(ret, lam.body)
+    tree = ast.FunctionDef(
+        name="lambda",
+        args=lam.args,
+        body=[ret],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    ast.copy_location(tree, lam)
+    return ast.fix_missing_locations(tree)
+
+
+def _local_names(tree: ast.FunctionDef) -> set[str]:
+    local = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    for extra in (tree.args.vararg, tree.args.kwarg):
+        if extra is not None:
+            local.add(extra.arg)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            local.add(node.id)
+    return local
+
+
+def _resolve(
+    func: Callable[..., Any], tree: ast.FunctionDef, locator: SourceLocator
+) -> dict[str, Any]:
+    local = _local_names(tree)
+    closure = {}
+    if func.__closure__:
+        for name, cell in zip(func.__code__.co_freevars, func.__closure__):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:  # an empty cell: the name is not bound yet
+                pass
+    env: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Name) or node.id in local or node.id in env:
+            continue
+        name = node.id
+        if name in closure:
+            env[name] = closure[name]
+        elif name in func.__globals__:
+            env[name] = func.__globals__[name]
+        elif hasattr(builtins, name):
+            env[name] = getattr(builtins, name)
+        else:
+            raise locator.error(
+                UnsupportedSyntaxError,
+                node,
+                f"name {name!r} is not defined where {func.__qualname__!r} was defined; "
+                "define it at module level or pass it as an argument.",
+            )
+    return env

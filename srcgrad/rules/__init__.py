@@ -1,0 +1,220 @@
+"""The derivative rules: one table, forward and reverse side by side.
+
+Each entry maps a primitive (a numpy function or ufunc, a Python operator, an
+array method or attribute, indexing) to a :class:`Rule`. A rule names the
+primitive's parameters and gives, for each differentiable parameter, a
+forward template (its contribution to the output's tangent, with ``g`` the
+parameter's tangent) and a reverse template (its adjoint, with ``g`` the
+output's adjoint). Templates are plain Python expressions over the
+parameter names, ``ans`` (the primal result), ``g``, ``np`` (the array module
+the code is compiled for) and the helpers of :mod:`srcgrad.runtime`::
+
+    unary(np.exp, "g * ans")            # d exp(x) = dx * exp(x), both modes
+    binary(ast.Mult, "g * y", "g * x")  # d (x * y) = dx * y + x * dy
+
+A template may also be a function of the :class:`Context` (the call's bound
+arguments and their ranks) returning such a string, for rules whose best
+form depends on static facts (``np.sum`` with or without ``axis``).
+
+Elementwise rules share one template between the modes: the derivative of an
+elementwise function is diagonal, so the same expression maps a tangent
+forward and an adjoint backward. The transforms add the broadcasting
+adjustments (``unbroadcast`` backward, ``broadcast_like`` forward) only where
+the shapes are not provably equal.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+Template = "str | Callable[[Context], str]"
+
+#: the registry: primitive key -> Rule. Keys are function objects, operator
+#: node classes (``ast.Add``), ``("method", name)``, ``("attr", name)`` and
+#: the strings ``"getitem"`` and ``"copy"``.
+RULES: dict[Any, Rule] = {}
+
+
+class NotStatic(Exception):
+    """An argument a template needs as a compile-time constant is not one."""
+
+
+@dataclass
+class Context:
+    """What a template may know about one call: bound arguments and ranks."""
+
+    rule: Rule
+    node: ast.expr  # the primal right-hand side
+    args: dict[str, ast.expr]  # parameter -> atom (supplied or default)
+    supplied: set[str]
+    ranks: dict[str, int | None]  # parameter -> rank, None if unknown
+    index: ast.expr | None = None  # the index of a subscript
+    rule_key: Any = None  # the registry key the rule was found under
+    param: str = ""  # the parameter a template is being instantiated for
+    symbols: dict[str, ast.expr] = field(default_factory=dict)  # g, ans, np, helpers
+
+    def static(self, name: str) -> Any:
+        """The value of argument ``name`` if it is a literal constant."""
+        node = self.args.get(name)
+        if isinstance(node, ast.Constant):
+            return node.value
+        raise NotStatic(name)
+
+    def is_static(self, *names: str) -> bool:
+        try:
+            for name in names:
+                self.static(name)
+        except NotStatic:
+            return False
+        return True
+
+    def rank(self, name: str) -> int | None:
+        return self.ranks.get(name)
+
+
+@dataclass
+class Rule:
+    """How to differentiate one primitive, in both modes."""
+
+    name: str
+    params: tuple[str, ...]
+    jvp: dict[str, Any] = field(default_factory=dict)  # param -> Template
+    vjp: dict[str, Any] = field(default_factory=dict)  # param -> Template
+    defaults: dict[str, Any] = field(default_factory=dict)
+    elementwise: bool = False  # output shape = broadcast of the array arguments
+    nondiff: bool = False  # output carries no derivative (shapes, comparisons)
+    rank: Callable[[Context], int | None] | None = None
+    varargs: bool = False  # the last parameter collects the remaining positionals
+    fixed: dict[str, Any] = field(default_factory=dict)  # params that must keep this value
+
+    @property
+    def diff_params(self) -> tuple[str, ...]:
+        return tuple(p for p in self.params if p in self.vjp)
+
+
+def register(key: Any, rule: Rule) -> Rule:
+    RULES[key] = rule
+    return rule
+
+
+# -- binding -------------------------------------------------------------------
+class BindError(Exception):
+    """The call's arguments do not fit the rule's parameters."""
+
+
+def bind(rule: Rule, args: list[ast.expr], keywords: list[ast.keyword]) -> tuple[dict, set]:
+    """Match positional and keyword arguments to ``rule.params``."""
+    bound: dict[str, ast.expr] = {}
+    params = list(rule.params)
+    if rule.varargs:
+        fixed, rest = params[:-1], params[-1]
+        head, tail = args[: len(fixed)], args[len(fixed) :]
+        bound.update(zip(fixed, head))
+        if tail:
+            if len(tail) == 1:
+                bound[rest] = tail[0]
+            else:
+                bound[rest] = ast.Tuple(elts=list(tail), ctx=ast.Load())
+                if all(isinstance(t, ast.Constant) for t in tail):
+                    bound[rest] = ast.Constant(tuple(t.value for t in tail))
+    else:
+        if len(args) > len(params):
+            raise BindError(f"{rule.name} takes at most {len(params)} positional arguments")
+        bound.update(zip(params, args))
+    for kw in keywords:
+        if kw.arg not in params:
+            raise BindError(f"srcgrad's rule for {rule.name} has no keyword {kw.arg!r}")
+        if kw.arg in bound:
+            raise BindError(f"{rule.name} got two values for {kw.arg!r}")
+        bound[kw.arg] = kw.value
+    supplied = set(bound)
+    for p, value in rule.fixed.items():
+        node = bound.get(p)
+        if node is not None and not (isinstance(node, ast.Constant) and node.value == value):
+            raise BindError(f"srcgrad differentiates {rule.name} only with {p}={value!r}")
+    for p in params:
+        if p not in bound:
+            if p not in rule.defaults:
+                raise BindError(f"{rule.name} is missing its argument {p!r}")
+            bound[p] = ast.Constant(rule.defaults[p])
+    return bound, supplied
+
+
+# -- templates -----------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _parse_template(text: str) -> ast.expr:
+    return ast.parse(text, mode="eval").body
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, mapping: dict[str, ast.expr]) -> None:
+        self.mapping = mapping
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id in self.mapping:
+            return copy.deepcopy(self.mapping[node.id])
+        return node
+
+
+def instantiate(template: Any, ctx: Context) -> ast.expr:
+    """The expression ``template`` stands for in this call.
+
+    A string template's names are substituted: parameter names by the call's
+    arguments, and ``g``, ``ans``, ``np`` and helper names by
+    ``ctx.symbols``. A callable template returns a string (treated the same
+    way) or a finished expression.
+    """
+    result = template(ctx) if callable(template) else template
+    if isinstance(result, ast.expr):
+        return result
+    tree = copy.deepcopy(_parse_template(result))
+    return _Substitute({**ctx.args, **ctx.symbols}).visit(tree)
+
+
+def primal_with(ctx: Context, param: str, replacement: ast.expr) -> ast.expr:
+    """The primal operation with the argument bound to ``param`` replaced.
+
+    Only that argument's slot changes, so ``a @ a`` becomes ``g @ a``.
+    """
+    node = copy.copy(ctx.node)
+    position = ctx.rule.params.index(param)
+    new = copy.deepcopy(replacement)
+    if isinstance(node, ast.BinOp):
+        if position == 0:
+            node.left = new
+        else:
+            node.right = new
+    elif isinstance(node, (ast.UnaryOp,)):
+        node.operand = new
+    elif isinstance(node, (ast.Attribute, ast.Subscript)):
+        node.value = new
+    elif isinstance(node, ast.Call):
+        args = list(node.args)
+        if isinstance(node.func, ast.Attribute) and isinstance(ctx.rule_key, tuple):
+            if position == 0:  # the receiver of a method call
+                node.func = ast.Attribute(value=new, attr=node.func.attr, ctx=ast.Load())
+                return node
+            position -= 1
+        if position < len(args):
+            args[position] = new
+        else:
+            node.keywords = [
+                ast.keyword(arg=k.arg, value=new if k.arg == param else k.value)
+                for k in node.keywords
+            ]
+        node.args = args
+    else:
+        raise AssertionError(f"no linear slot in {ast.dump(node)}")
+    return node
+
+
+def linear(ctx: Context) -> ast.expr:
+    """Template for maps linear in ``ctx.param``: the primal applied to ``g``."""
+    return primal_with(ctx, ctx.param, ctx.symbols["g"])
+
+
+from . import numpy_rules  # noqa: E402,F401  (fills RULES)

@@ -1,0 +1,366 @@
+"""Rules for numpy functions, Python operators, array methods and indexing.
+
+Read a row as: the primitive, then the derivative template of each
+differentiable argument. ``g`` is the incoming tangent (forward) or adjoint
+(reverse), ``ans`` the primal result. Conventions at non-smooth points
+follow JAX: ``abs`` has derivative ``sign(x)`` (0 at 0); ``maximum`` and
+``minimum`` split the derivative evenly between tied arguments; ``x ** y``
+has derivative 0 with respect to ``y`` where ``x == 0``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+import numpy as np
+
+from . import Context, NotStatic, Rule, linear, register
+
+
+# -- shapes of rule --------------------------------------------------------------
+def _max_rank(ctx: Context) -> int | None:
+    ranks = [ctx.rank(p) for p in ctx.rule.params]
+    return None if None in ranks else max(ranks, default=0)
+
+
+def elementwise(keys, params, templates, **extra) -> Rule:
+    """An elementwise function: one derivative template serves both modes."""
+    keys = keys if isinstance(keys, (list, tuple)) else [keys]
+    name = _name(keys[0])
+    rule = Rule(
+        name=name,
+        params=tuple(params),
+        jvp=dict(templates),
+        vjp=dict(templates),
+        elementwise=True,
+        rank=_max_rank,
+        **extra,
+    )
+    for key in keys:
+        register(key, rule)
+    return rule
+
+
+def unary(keys, template: str) -> Rule:
+    return elementwise(keys, ("x",), {"x": template})
+
+
+def binary(keys, dx: str, dy: str) -> Rule:
+    return elementwise(keys, ("x", "y"), {"x": dx, "y": dy})
+
+
+def nondiff(keys, params=("x",), **extra) -> Rule:
+    """A function whose output carries no derivative (shapes, comparisons, masks)."""
+    keys = keys if isinstance(keys, (list, tuple)) else [keys]
+    rule = Rule(name=_name(keys[0]), params=tuple(params), nondiff=True, **extra)
+    for key in keys:
+        register(key, rule)
+    return rule
+
+
+def _name(key) -> str:
+    if isinstance(key, type) and issubclass(key, ast.AST):
+        return f"the {_OPERATOR_TEXT.get(key, key.__name__)} operator"
+    if isinstance(key, tuple):
+        kind, attr = key
+        return f".{attr}()" if kind == "method" else f".{attr}"
+    if key == "getitem":
+        return "indexing"
+    if key == "copy":
+        return "assignment"
+    module = getattr(key, "__module__", None) or "numpy"
+    prefix = "np" if module.startswith("numpy") or isinstance(key, np.ufunc) else module
+    return f"{prefix}.{getattr(key, '__name__', key)}" if prefix != "builtins" else key.__name__
+
+
+_OPERATOR_TEXT = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+    ast.USub: "unary -",
+    ast.UAdd: "unary +",
+}
+
+# -- arithmetic ----------------------------------------------------------------------
+binary([ast.Add, np.add], "g", "g")
+binary([ast.Sub, np.subtract], "g", "-g")
+binary([ast.Mult, np.multiply], "g * y", "g * x")
+binary([ast.Div, np.divide], "g / y", "-g * ans / y")
+binary(
+    [ast.Pow, np.power, builtins.pow],
+    "g * y * x ** (y - 1)",
+    "g * ans * np.log(np.where(x == 0, 1, x))",
+)
+unary([ast.USub, np.negative], "-g")
+unary([ast.UAdd, np.positive], "g")
+unary("copy", "g")
+unary(builtins.float, "g")
+
+# -- elementwise functions ---------------------------------------------------------
+unary(np.exp, "g * ans")
+unary(np.log, "g / x")
+unary(np.sqrt, "g / (2 * ans)")
+unary(np.sin, "g * np.cos(x)")
+unary(np.cos, "-g * np.sin(x)")
+unary(np.tanh, "g * (1 - ans * ans)")
+unary([np.abs, builtins.abs], "g * np.sign(x)")
+binary(
+    np.maximum,
+    "np.where(x == y, 0.5 * g, np.where(x > y, g, 0.0))",
+    "np.where(x == y, 0.5 * g, np.where(y > x, g, 0.0))",
+)
+binary(
+    np.minimum,
+    "np.where(x == y, 0.5 * g, np.where(x < y, g, 0.0))",
+    "np.where(x == y, 0.5 * g, np.where(y < x, g, 0.0))",
+)
+elementwise(
+    np.where,
+    ("condition", "x", "y"),
+    {"x": "np.where(condition, g, 0.0)", "y": "np.where(condition, 0.0, g)"},
+)
+
+
+# -- reductions -----------------------------------------------------------------------
+def _reduced_rank(ctx: Context) -> int | None:
+    rank = ctx.rank("x")
+    try:
+        axis, keepdims = ctx.static("axis"), ctx.static("keepdims")
+    except NotStatic:
+        return None
+    if axis is None:
+        return rank if keepdims else 0
+    if rank is None or keepdims:
+        return rank
+    return rank - (len(axis) if isinstance(axis, tuple) else 1)
+
+
+def _spread(ctx: Context, g: str) -> str:
+    """``g`` spread back over the reduced axes of ``x``."""
+    if not ctx.is_static("axis", "keepdims"):
+        return f"unreduce({g}, x, axis, keepdims)"
+    if ctx.static("keepdims"):
+        return f"np.broadcast_to({g}, np.shape(x))"
+    if ctx.static("axis") is None:
+        return f"np.full_like(x, {g})"
+    return f"np.broadcast_to(np.expand_dims({g}, axis), np.shape(x))"
+
+
+def _mean_vjp(ctx: Context) -> str:
+    axis = ctx.args["axis"]
+    if isinstance(axis, ast.Constant) and axis.value is None:
+        count = "np.size(x)"
+    elif isinstance(axis, ast.Constant) and isinstance(axis.value, int):
+        count = "np.shape(x)[axis]"
+    else:
+        count = "(np.size(x) // np.size(ans))"
+    return _spread(ctx, f"g / {count}")
+
+
+_REDUCTION = dict(
+    params=("x", "axis", "dtype", "out", "keepdims"),
+    defaults={"axis": None, "dtype": None, "out": None, "keepdims": False},
+    fixed={"out": None},
+    rank=_reduced_rank,
+)
+for _key in (np.sum, ("method", "sum")):
+    register(
+        _key,
+        Rule(name="np.sum", jvp={"x": linear}, vjp={"x": lambda c: _spread(c, "g")}, **_REDUCTION),
+    )
+for _key in (np.mean, ("method", "mean")):
+    register(_key, Rule(name="np.mean", jvp={"x": linear}, vjp={"x": _mean_vjp}, **_REDUCTION))
+
+
+# -- linear algebra ---------------------------------------------------------------------
+def _matmul_rank(ctx: Context) -> int | None:
+    ra, rb = ctx.rank("a"), ctx.rank("b")
+    if ra is None or rb is None:
+        return None
+    return max(ra, rb) - (ra == 1) - (rb == 1) if min(ra, rb) >= 1 else max(ra, rb)
+
+
+def _matmul_vjp_a(ctx: Context) -> str:
+    return {
+        (2, 2): "g @ b.T",
+        (1, 2): "b @ g",
+        (2, 1): "np.outer(g, b)",
+        (1, 1): "g * b",
+    }.get((ctx.rank("a"), ctx.rank("b")), "matmul_vjp_a(g, a, b)")
+
+
+def _matmul_vjp_b(ctx: Context) -> str:
+    return {
+        (2, 2): "a.T @ g",
+        (1, 2): "np.outer(a, g)",
+        (2, 1): "a.T @ g",
+        (1, 1): "g * a",
+    }.get((ctx.rank("a"), ctx.rank("b")), "matmul_vjp_b(g, a, b)")
+
+
+def _dot_vjp(side: str):
+    def template(ctx: Context) -> str:
+        ra, rb = ctx.rank("a"), ctx.rank("b")
+        if ra == 0 or rb == 0:  # np.dot with a scalar is multiplication
+            return "g * b" if side == "a" else "g * a"
+        if ra is not None and rb is not None and max(ra, rb) <= 2:
+            return (_matmul_vjp_a if side == "a" else _matmul_vjp_b)(ctx)
+        return f"dot_vjp_{side}(g, a, b)"
+
+    return template
+
+
+_MATMUL = dict(params=("a", "b"), jvp={"a": linear, "b": linear}, rank=_matmul_rank)
+for _key in (ast.MatMult, np.matmul):
+    register(
+        _key, Rule(name="the @ operator", vjp={"a": _matmul_vjp_a, "b": _matmul_vjp_b}, **_MATMUL)
+    )
+for _key in (np.dot, ("method", "dot")):
+    register(_key, Rule(name="np.dot", vjp={"a": _dot_vjp("a"), "b": _dot_vjp("b")}, **_MATMUL))
+
+
+# -- shapes ---------------------------------------------------------------------------
+def _same_rank(ctx: Context) -> int | None:
+    return ctx.rank("x")
+
+
+def _transpose_vjp(ctx: Context) -> str:
+    try:
+        axes = ctx.static("axes")
+    except NotStatic:
+        return "np.transpose(g, np.argsort(axes))"
+    if axes is None:
+        return "np.transpose(g)"
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):  # x.transpose((1, 0, 2))
+        axes = axes[0]
+    return f"np.transpose(g, {tuple(int(i) for i in np.argsort(axes))})"
+
+
+def _reshape_rank(ctx: Context) -> int | None:
+    try:
+        shape = ctx.static("shape")
+    except NotStatic:
+        return None
+    if isinstance(shape, int):
+        return 1
+    if len(shape) == 1 and isinstance(shape[0], tuple):
+        shape = shape[0]
+    return len(shape)
+
+
+_TRANSPOSE = dict(jvp={"x": linear}, vjp={"x": _transpose_vjp}, rank=_same_rank)
+register(
+    np.transpose,
+    Rule(name="np.transpose", params=("x", "axes"), defaults={"axes": None}, **_TRANSPOSE),
+)
+register(
+    ("method", "transpose"),
+    Rule(
+        name=".transpose()",
+        params=("x", "axes"),
+        defaults={"axes": None},
+        varargs=True,
+        **_TRANSPOSE,
+    ),
+)
+register(
+    ("attr", "T"),
+    Rule(name=".T", params=("x",), jvp={"x": linear}, vjp={"x": "g.T"}, rank=_same_rank),
+)
+
+_RESHAPE = dict(jvp={"x": linear}, vjp={"x": "np.reshape(g, np.shape(x))"}, rank=_reshape_rank)
+register(
+    np.reshape,
+    Rule(
+        name="np.reshape",
+        params=("x", "shape", "order"),
+        defaults={"order": "C"},
+        fixed={"order": "C"},
+        **_RESHAPE,
+    ),
+)
+register(
+    ("method", "reshape"), Rule(name=".reshape()", params=("x", "shape"), varargs=True, **_RESHAPE)
+)
+
+
+# -- indexing ----------------------------------------------------------------------------
+def _getitem_rank(ctx: Context) -> int | None:
+    rank = ctx.rank("x")
+    index = ctx.index
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    if rank is None:
+        return None
+    out = rank
+    for part in parts:
+        if isinstance(part, ast.Slice):
+            continue
+        if isinstance(part, ast.Constant) and part.value is None:
+            out += 1
+        elif isinstance(part, ast.Constant) and isinstance(part.value, int):
+            out -= 1
+        else:
+            return None
+    if any(isinstance(p, ast.Constant) and p.value is Ellipsis for p in parts):
+        return None
+    return out
+
+
+def _index_value(node: ast.expr) -> ast.expr:
+    """An index as an ordinary value: ``1:n`` becomes ``slice(1, n)``."""
+    if isinstance(node, ast.Slice):
+        parts = [
+            p if p is not None else ast.Constant(None) for p in (node.lower, node.upper, node.step)
+        ]
+        while len(parts) > 1 and isinstance(parts[-1], ast.Constant) and parts[-1].value is None:
+            parts.pop()
+        return ast.Call(func=ast.Name(id="slice", ctx=ast.Load()), args=parts, keywords=[])
+    if isinstance(node, ast.Tuple):
+        return ast.Tuple(elts=[_index_value(e) for e in node.elts], ctx=ast.Load())
+    return node
+
+
+def _getitem_vjp(ctx: Context) -> ast.expr:
+    index = ctx.index
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    basic = all(
+        isinstance(p, ast.Slice)
+        or (
+            isinstance(p, ast.Constant)
+            and (p.value is None or p.value is Ellipsis or isinstance(p.value, int))
+        )
+        or (isinstance(p, ast.Name) and ctx.ranks.get(f"index:{p.id}") == 0)
+        for p in parts
+    )
+    helper = ctx.symbols["index_adjoint" if basic else "index_adjoint_add"]
+    call = ast.Call(
+        func=helper, args=[ctx.symbols["g"], ctx.args["x"], _index_value(index)], keywords=[]
+    )
+    return call
+
+
+register(
+    "getitem",
+    Rule(
+        name="indexing",
+        params=("x",),
+        jvp={"x": linear},
+        vjp={"x": _getitem_vjp},
+        rank=_getitem_rank,
+    ),
+)
+
+# -- no derivative -------------------------------------------------------------------------
+nondiff([np.shape, np.ndim, np.size, builtins.len])
+nondiff(
+    [np.zeros_like, np.ones_like, np.empty_like],
+    params=("x", "dtype", "order", "subok", "shape"),
+    defaults={"dtype": None, "order": "K", "subok": True, "shape": None},
+)
+nondiff([np.sign], params=("x",))
+for _attr in ("shape", "ndim", "size", "dtype"):
+    nondiff(("attr", _attr))

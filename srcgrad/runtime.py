@@ -1,0 +1,114 @@
+"""The few helpers generated code calls, as small plain functions.
+
+Generated modules are standalone: the emitter copies the source of each
+helper a derivative uses into the module it writes, with ``np`` bound to the
+array module the code was compiled for (numpy or cupy). The helpers here are
+that source, and are also importable for tests.
+
+Every helper takes arrays or Python scalars and works on numpy and cupy
+alike: nothing builds an array from a shape alone.
+"""
+
+import numpy as np
+
+
+def unbroadcast(g, x):
+    """Sum ``g`` down to the shape of ``x``: the adjoint of numpy broadcasting."""
+    shape = np.shape(x)
+    if np.shape(g) == shape:
+        return g
+    lead = np.ndim(g) - len(shape)
+    if lead > 0:
+        g = np.sum(g, axis=tuple(range(lead)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and np.shape(g)[i] != 1)
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    return g
+
+
+def broadcast_like(d, y):
+    """``d`` broadcast to the shape of ``y``: a tangent as large as its value."""
+    shape = np.shape(y)
+    if np.shape(d) == shape:
+        return d
+    return np.broadcast_to(d, shape)
+
+
+def unreduce(g, x, axis, keepdims):
+    """The adjoint of a sum over ``axis``: ``g`` spread back over the shape of ``x``."""
+    if axis is not None and not keepdims:
+        g = np.expand_dims(g, axis)
+    return np.broadcast_to(g, np.shape(x))
+
+
+def reduced_size(x, axis):
+    """How many elements of ``x`` a reduction over ``axis`` combines into one."""
+    shape = np.shape(x)
+    if axis is None:
+        return int(np.prod(shape))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return int(np.prod([shape[a] for a in axes]))
+
+
+def matmul_vjp_a(g, a, b):
+    """Adjoint of ``a`` in ``a @ b`` for arrays of any rank."""
+    if np.ndim(b) == 1:
+        return g * b if np.ndim(a) == 1 else g[..., None] * b
+    if np.ndim(a) == 1:
+        return unbroadcast((b @ g[..., None])[..., 0], a)
+    return unbroadcast(g @ np.swapaxes(b, -1, -2), a)
+
+
+def matmul_vjp_b(g, a, b):
+    """Adjoint of ``b`` in ``a @ b`` for arrays of any rank."""
+    if np.ndim(a) == 1:
+        return g * a if np.ndim(b) == 1 else unbroadcast(a[:, None] * g[..., None, :], b)
+    if np.ndim(b) == 1:
+        return unbroadcast((np.swapaxes(a, -1, -2) @ g[..., None])[..., 0], b)
+    return unbroadcast(np.swapaxes(a, -1, -2) @ g, b)
+
+
+def index_adjoint(g, x, index):
+    """Adjoint of ``x[index]`` for a basic index: ``g`` placed in zeros shaped like ``x``."""
+    out = np.zeros_like(x)
+    out[index] = g
+    return out
+
+
+def check_scalar(value):
+    """Raise unless ``value`` is a scalar, as ``grad`` requires."""
+    if np.size(value) != 1 or np.ndim(value) != 0:
+        raise ValueError(
+            f"grad requires a function with a scalar output, but it returned an array of "
+            f"shape {np.shape(value)}; use srcgrad.vjp or srcgrad.jacobian for array outputs"
+        )
+    return value
+
+
+def index_adjoint_add(g, x, index):
+    """Adjoint of ``x[index]`` for any index: repeated positions add up."""
+    out = np.zeros_like(x)
+    np.add.at(out, index, g)
+    return out
+
+
+def dot_vjp_a(g, a, b):
+    """Adjoint of ``a`` in ``np.dot(a, b)`` where the ranks were not known statically."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(g * b, a)
+    if np.ndim(b) > 2:
+        raise NotImplementedError(
+            "srcgrad differentiates np.dot(a, b) for b of rank <= 2; use np.matmul"
+        )
+    return matmul_vjp_a(g, a, b)
+
+
+def dot_vjp_b(g, a, b):
+    """Adjoint of ``b`` in ``np.dot(a, b)`` where the ranks were not known statically."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(g * a, b)
+    if np.ndim(b) > 2:
+        raise NotImplementedError(
+            "srcgrad differentiates np.dot(a, b) for b of rank <= 2; use np.matmul"
+        )
+    return matmul_vjp_b(g, a, b)
