@@ -9,16 +9,31 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Sequence, Union
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, Union
 
 import numpy as np
 
 from . import pipeline
 from .backends import Backend, backend_of
 
-Wrt = Union[int, str, Sequence[Union[int, str]]]
+Wrt = Union[int, str, Sequence[int | str]]
 
 _MODES = ("reverse", "forward")
+
+
+class _Entry:
+    """What srcgrad has generated for one function, kept while the function lives."""
+
+    def __init__(self, code: Any) -> None:
+        self.code = code  # the function's __code__ when this was made
+        self.norm: Any = None  # its normalized form, shared by every derivative
+        self.derived: dict[tuple, pipeline.Derived] = {}
+
+
+#: generated code per function, keyed by (kind, wrt, backend, argument ranks)
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class Derivative:
@@ -48,8 +63,6 @@ class Derivative:
         self._signature = inspect.signature(func)
         self._params = list(self._signature.parameters)
         self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
-        self._norm = None
-        self._cache: dict[tuple, pipeline.Derived] = {}
         self._last: pipeline.Derived | None = None
 
     # -- generation --------------------------------------------------------------
@@ -60,13 +73,17 @@ class Derivative:
         return self.kind
 
     def _derived(self, ranks: dict[str, int | None], backend: Backend) -> pipeline.Derived:
-        key = (backend.name, tuple(ranks.get(p) for p in self._params))
-        derived = self._cache.get(key)
+        ranks_key = tuple(ranks.get(p) for p in self._params)
+        key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key)
+        entry = _CACHE.get(self.__wrapped__)
+        if entry is None or entry.code is not self.__wrapped__.__code__:
+            entry = _CACHE[self.__wrapped__] = _Entry(self.__wrapped__.__code__)
+        derived = entry.derived.get(key)
         if derived is None:
-            if self._norm is None:
-                self._norm = pipeline.front(self.__wrapped__)
-            derived = pipeline.derive(self._norm, self._generated_kind, self.wrt, ranks, backend)
-            self._cache[key] = derived
+            if entry.norm is None:
+                entry.norm = pipeline.front(self.__wrapped__)
+            derived = pipeline.derive(entry.norm, self._generated_kind, self.wrt, ranks, backend)
+            entry.derived[key] = derived
         self._last = derived
         return derived
 
@@ -128,6 +145,8 @@ class Derivative:
     def _shape_grads(self, grads: Any, wrt_values: list[Any]) -> Any:
         if not self._wrt_tuple:
             return _like(grads, wrt_values[0])
+        if len(wrt_values) == 1:  # the generated code returns one gradient bare
+            grads = (grads,)
         return tuple(_like(g, v) for g, v in zip(grads, wrt_values))
 
     def _forward_grad(self, derived: pipeline.Derived, values: list[Any]) -> Any:

@@ -103,9 +103,12 @@ class Normalized:
         user = self.origin.get(stmt)
         if user is None:
             return ""
-        lines = [self.parsed.locator.text(n) or "" for n in range(user.lineno, user.end_lineno + 1)]
-        text = " ".join(line.strip() for line in lines)
-        return text
+        locator = self.parsed.locator
+        if user.lineno == user.end_lineno:
+            line = locator.text(user.lineno) or ""
+            return line[user.col_offset : user.end_col_offset].strip()
+        lines = [locator.text(n) or "" for n in range(user.lineno, user.end_lineno + 1)]
+        return " ".join(line.strip() for line in lines)
 
 
 def normalize(parsed: ParsedFunction) -> Normalized:
@@ -179,7 +182,7 @@ class _Normalizer:
             if isinstance(stmt, ast.Return):
                 if i != len(body) - 1:
                     raise self.fail(body[i + 1], "code after `return` never runs; remove it.")
-                returned = self.atom(stmt.value) if stmt.value else ast.Constant(None)
+                returned = self.returned(stmt.value)
             else:
                 self.statement(stmt)
         if returned is None:
@@ -208,6 +211,17 @@ class _Normalizer:
         )
         ast.copy_location(new, tree)
         return Normalized(tree=new, origin=self.origin, namer=self.namer, parsed=self.parsed)
+
+    def returned(self, value: ast.expr | None) -> ast.expr:
+        """The returned atom; an unnamed result gets the name ``out``."""
+        if value is None:
+            return ast.Constant(None)
+        rhs = self.rhs(value)
+        if self.is_atom(rhs):
+            return rhs
+        name = self.namer.fresh("out")
+        self.emit(name, rhs)
+        return ast.Name(id=name, ctx=ast.Load())
 
     # -- statements ----------------------------------------------------------
     def statement(self, stmt: ast.stmt) -> None:

@@ -21,7 +21,7 @@ import ast
 import copy
 import operator
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from .builder import is_comment
 

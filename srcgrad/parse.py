@@ -16,8 +16,9 @@ import builtins
 import inspect
 import linecache
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .errors import SourceLocator, UnsupportedSyntaxError
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from . import emit as emit_stage
 from .analyze import Facts, analyze

@@ -28,8 +28,9 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 Template = "str | Callable[[Context], str]"
 
@@ -145,7 +146,7 @@ def bind(rule: Rule, args: list[ast.expr], keywords: list[ast.keyword]) -> tuple
 
 
 # -- templates -----------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parse_template(text: str) -> ast.expr:
     return ast.parse(text, mode="eval").body
 

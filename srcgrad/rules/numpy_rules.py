@@ -316,7 +316,7 @@ def _index_value(node: ast.expr) -> ast.expr:
         parts = [
             p if p is not None else ast.Constant(None) for p in (node.lower, node.upper, node.step)
         ]
-        while len(parts) > 1 and isinstance(parts[-1], ast.Constant) and parts[-1].value is None:
+        if node.step is None:  # slice(a, b) means step None; slice(a) would mean slice(None, a)
             parts.pop()
         return ast.Call(func=ast.Name(id="slice", ctx=ast.Load()), args=parts, keywords=[])
     if isinstance(node, ast.Tuple):

@@ -1,0 +1,211 @@
+"""Checking derivatives: ``check_grads`` and hypothesis strategies.
+
+This module is public, and is what srcgrad's own tests use::
+
+    from srcgrad.testing import check_grads
+    check_grads(f, (x, y), wrt=0)
+
+``check_grads`` compares reverse mode, forward mode and central finite
+differences along random directions, with an inner-product test for array
+outputs: for random ``u`` (shaped like the output) and ``v`` (like the
+inputs), ``<u, J v>`` from forward mode, ``<J^T u, v>`` from reverse mode and
+``<u, (f(x + h v) - f(x - h v)) / 2h>`` must agree.
+
+The strategies (``arrays``, ``broadcastable_shapes``) need hypothesis, which
+the ``test`` extra installs; ``check_grads`` needs only numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .api import jvp, vjp
+
+
+def _tuple(wrt: int | str | Sequence[int | str]) -> tuple:
+    return tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
+
+
+def _positions(func: Callable[..., Any], wrt: tuple) -> list[int]:
+    import inspect
+
+    params = list(inspect.signature(func).parameters)
+    return [params.index(w) if isinstance(w, str) else w % len(params) for w in wrt]
+
+
+def _inner(a: Any, b: Any) -> float:
+    return float(np.sum(np.asarray(a, dtype=float) * np.asarray(b, dtype=float)))
+
+
+def _like(x: Any, rng: np.random.Generator) -> Any:
+    v = rng.standard_normal(np.shape(x))
+    return (
+        float(v)
+        if np.ndim(x) == 0 and not isinstance(x, np.ndarray)
+        else v.astype(np.result_type(x, np.float32))
+    )
+
+
+def check_grads(
+    func: Callable[..., Any],
+    args: Sequence[Any],
+    wrt: int | str | Sequence[int | str] = 0,
+    modes: Sequence[str] = ("forward", "reverse"),
+    order: int = 1,
+    atol: float | None = None,
+    rtol: float | None = None,
+    eps: float | None = None,
+    seed: int = 0,
+) -> None:
+    """Check srcgrad's derivatives of ``func`` at ``args`` against finite differences.
+
+    ``modes`` chooses the modes checked (``"forward"``, ``"reverse"``).
+    Tolerances default to values suited to the arguments' precision. Raises
+    ``AssertionError`` naming the quantity, both values and their difference.
+    ``order=2`` needs higher-order differentiation, which srcgrad does not
+    offer yet: it raises ``NotImplementedError``.
+    """
+    if order != 1:
+        raise NotImplementedError("check_grads(order=2) needs srcgrad's higher-order support")
+    unknown = set(modes) - {"forward", "reverse"}
+    if unknown:
+        raise ValueError(f"unknown modes {sorted(unknown)}: use 'forward' and/or 'reverse'")
+    args = list(args)
+    wrt_t = _tuple(wrt)
+    positions = _positions(func, wrt_t)
+    single = any(np.result_type(args[i]) == np.float32 for i in positions)
+    eps = eps if eps is not None else (1e-3 if single else 1e-6)
+    atol = atol if atol is not None else (1e-2 if single else 1e-5)
+    rtol = rtol if rtol is not None else (1e-2 if single else 1e-5)
+    rng = np.random.default_rng(seed)
+    out = func(*args)
+    u = _like(out, rng)
+    vs = [_like(args[i], rng) for i in positions]
+
+    def shifted(sign: float) -> Any:
+        moved = list(args)
+        for i, v in zip(positions, vs):
+            moved[i] = args[i] + sign * eps * v
+        return func(*moved)
+
+    numeric = _inner(
+        u,
+        (np.asarray(shifted(1.0), dtype=float) - np.asarray(shifted(-1.0), dtype=float))
+        / (2 * eps),
+    )
+    scale = max(1.0, abs(numeric))
+    results = {"finite differences": numeric}
+    if "forward" in modes:
+        value, tangent = jvp(func, wrt=wrt_t)(*args, *vs)
+        _assert_close("forward-mode value", value, out, atol, rtol)
+        results["forward mode"] = _inner(u, tangent)
+        _assert_shape("forward-mode tangent", tangent, out)
+    if "reverse" in modes:
+        cotangents = vjp(func, wrt=wrt_t)(*args, u)
+        for i, c in zip(positions, cotangents):
+            _assert_shape(f"reverse-mode gradient of argument {i}", c, args[i])
+        results["reverse mode"] = sum(_inner(c, v) for c, v in zip(cotangents, vs))
+    names = list(results)
+    for name in names[1:]:
+        a, b = results[name], results[names[0]]
+        if not abs(a - b) <= atol * scale + rtol * abs(b):
+            raise AssertionError(
+                f"{func.__name__}: directional derivative from {name} is {a!r} but "
+                f"{names[0]} give {b!r} (difference {a - b:.3g}, eps={eps})"
+            )
+    if "forward" in modes and "reverse" in modes:
+        _compare_full(func, args, wrt_t, positions, rng, atol, rtol)
+
+
+def _compare_full(func, args, wrt_t, positions, rng, atol, rtol) -> None:
+    """Forward and reverse must agree elementwise, not only along one direction."""
+    out = func(*args)
+    u = _like(out, rng)
+    forward_fn, reverse_fn = jvp(func, wrt=wrt_t), vjp(func, wrt=wrt_t)
+    cotangents = reverse_fn(*args, u)
+    for k, i in enumerate(positions):
+        x = args[i]
+        reverse = np.asarray(cotangents[k], dtype=float)
+        size = int(np.size(x))
+        if size > 64:
+            continue  # one forward pass per element: keep it cheap
+        forward = np.zeros(np.shape(x))
+        for index in np.ndindex(np.shape(x)):
+            tangents = [np.zeros(np.shape(args[j])) if np.ndim(args[j]) else 0.0 for j in positions]
+            basis = np.zeros(np.shape(x))
+            basis[index] = 1.0
+            tangents[k] = basis if np.ndim(x) else 1.0
+            _, t = forward_fn(*args, *tangents)
+            forward[index] = _inner(u, t)
+        diff = np.abs(forward - reverse)
+        bound = atol + rtol * np.abs(forward)
+        if np.any(diff > bound):
+            worst = (
+                np.unravel_index(int(np.argmax(diff - bound)), np.shape(x)) if np.ndim(x) else ()
+            )
+            raise AssertionError(
+                f"{func.__name__}: vector-Jacobian product w.r.t. argument {i} differs between "
+                f"modes at index {worst}: forward {forward[worst]!r}, reverse {reverse[worst]!r}"
+            )
+
+
+def _assert_close(what: str, a: Any, b: Any, atol: float, rtol: float) -> None:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or not np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True):
+        raise AssertionError(f"{what} {a!r} differs from the function's value {b!r}")
+
+
+def _assert_shape(what: str, value: Any, like: Any) -> None:
+    if np.shape(value) != np.shape(like):
+        raise AssertionError(f"{what} has shape {np.shape(value)}, expected {np.shape(like)}")
+
+
+# -- hypothesis strategies -------------------------------------------------------------
+def _hypothesis() -> Any:
+    try:
+        import hypothesis.extra.numpy as hnp
+        import hypothesis.strategies as st
+    except ImportError as exc:  # pragma: no cover - the test extra installs it
+        raise ImportError(
+            "srcgrad.testing strategies need hypothesis: pip install 'srcgrad[test]'"
+        ) from exc
+    return st, hnp
+
+
+def arrays(
+    shape: Any = None,
+    low: float = -3.0,
+    high: float = 3.0,
+    dtype: Any = np.float64,
+    exclude: tuple[float, float] | None = None,
+    max_dims: int = 3,
+    max_side: int = 4,
+) -> Any:
+    """A strategy for float arrays with every element in ``[low, high]``.
+
+    ``shape`` is a fixed shape, a strategy for shapes, or None for random
+    shapes with up to ``max_dims`` axes of up to ``max_side``. ``exclude``
+    keeps elements out of an open interval (e.g. ``(-0.1, 0.1)`` away from a
+    singularity at zero).
+    """
+    st, hnp = _hypothesis()
+    if shape is None:
+        shape = hnp.array_shapes(min_dims=0, max_dims=max_dims, min_side=1, max_side=max_side)
+    elements = st.floats(
+        low, high, allow_nan=False, allow_infinity=False, width=np.dtype(dtype).itemsize * 8
+    )
+    if exclude is not None:
+        a, b = exclude
+        elements = elements.filter(lambda v: not a < v < b)
+    return hnp.arrays(dtype=dtype, shape=shape, elements=elements)
+
+
+def broadcastable_shapes(num_shapes: int = 2, max_dims: int = 3, max_side: int = 4) -> Any:
+    """A strategy for tuples of shapes that broadcast together (some with size-1 axes)."""
+    st, hnp = _hypothesis()
+    return hnp.mutually_broadcastable_shapes(
+        num_shapes=num_shapes, min_dims=0, max_dims=max_dims, min_side=1, max_side=max_side
+    ).map(lambda result: result.input_shapes)
