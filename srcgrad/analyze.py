@@ -80,6 +80,14 @@ class Facts:
     def active(self) -> set[str]:
         return self.varied & self.useful
 
+    def witness(self, name: str, preferred: list[str]) -> str:
+        """A name with provably the same shape as ``name``, from ``preferred`` if any."""
+        key = self.shapes[name].key if name in self.shapes else None
+        for candidate in preferred:
+            if candidate in self.shapes and self.shapes[candidate].key == key:
+                return candidate
+        return name
+
     def shape(self, atom: ast.expr) -> Shape:
         if isinstance(atom, ast.Name):
             return self.shapes.get(atom.id, Shape(frozenset({atom.id}), None))

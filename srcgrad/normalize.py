@@ -97,6 +97,7 @@ class Normalized:
     origin: dict[ast.stmt, ast.stmt]  # core statement -> the user's statement
     namer: Namer
     parsed: ParsedFunction
+    temps: set[str]  # names of the temporaries normalize made
 
     def origin_text(self, stmt: ast.stmt) -> str:
         """The user's source text of the statement ``stmt`` came from."""
@@ -134,6 +135,7 @@ class _Normalizer:
         self.body: list[ast.stmt] = []
         self.origin: dict[ast.stmt, ast.stmt] = {}
         self.user_stmt: ast.stmt | None = None
+        self.temps: set[str] = set()
 
     # -- helpers -------------------------------------------------------------
     def fail(self, node: ast.AST, message: str) -> UnsupportedSyntaxError:
@@ -210,7 +212,9 @@ class _Normalizer:
             returns=None,
         )
         ast.copy_location(new, tree)
-        return Normalized(tree=new, origin=self.origin, namer=self.namer, parsed=self.parsed)
+        return Normalized(
+            tree=new, origin=self.origin, namer=self.namer, parsed=self.parsed, temps=self.temps
+        )
 
     def returned(self, value: ast.expr | None) -> ast.expr:
         """The returned atom; an unnamed result gets the name ``out``."""
@@ -230,7 +234,7 @@ class _Normalizer:
         if isinstance(stmt, ast.Assign):
             value = self.rhs(stmt.value)
             if len(stmt.targets) > 1:  # a = b = value
-                first = self.namer.temp()
+                first = self.temp()
                 self.emit(first, value)
                 value = ast.Name(id=first, ctx=ast.Load())
             for target in stmt.targets:
@@ -302,9 +306,14 @@ class _Normalizer:
         """Store a core right-hand side in a temporary unless it is an atom."""
         if self.is_atom(value):
             return value
-        name = self.namer.temp()
+        name = self.temp()
         self.emit(name, value)
         return ast.Name(id=name, ctx=ast.Load())
+
+    def temp(self) -> str:
+        name = self.namer.temp()
+        self.temps.add(name)
+        return name
 
     def atom(self, node: ast.expr) -> ast.expr:
         return self.as_atom(self.rhs(node))

@@ -12,7 +12,11 @@ them to a fixed point:
 - :func:`simplify`: ``g * 1.0`` is ``g``, ``-(-g)`` is ``g``, ``2 - 1`` is
   ``1``, ``x ** 1`` is ``x``, ``a + -b`` is ``a - b``;
 - :func:`eliminate_dead_code`: assignments nobody reads, and comments whose
-  block became empty, go.
+  block became empty, go;
+- :func:`inline_temporaries` (last, once): a temporary read once is written
+  into the expression that reads it, where the line stays short, so the
+  primal reads like the user's code again: ``t1 = x @ w; t2 = np.exp(-t1)``
+  becomes ``t2 = np.exp(-(x @ w))``.
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ from .builder import is_comment
 Pass = Callable[[list[ast.stmt], set[str]], tuple[list[ast.stmt], bool]]
 
 
-def optimize(func: ast.FunctionDef) -> ast.FunctionDef:
-    """Run every pass until none changes anything."""
+def optimize(func: ast.FunctionDef, temporaries: set[str] = frozenset()) -> ast.FunctionDef:
+    """Run every pass until none changes anything, then inline ``temporaries``."""
     params = {a.arg for a in func.args.args}
     body = list(func.body)
     for _ in range(100):
@@ -39,6 +43,8 @@ def optimize(func: ast.FunctionDef) -> ast.FunctionDef:
             changed = changed or did
         if not changed:
             break
+    body = inline_temporaries(body, set(temporaries))
+    body, _ = simplify(body, params)
     func.body = body
     return func
 
@@ -191,6 +197,10 @@ class _Simplify(ast.NodeTransformer):
             inner = node.operand
             if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.USub):
                 return self.done(inner.operand)
+            if isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Mult, ast.Div)):
+                # -(a * b) is (-a) * b: the sign moves to the leftmost factor
+                left = self.visit(ast.UnaryOp(op=ast.USub(), operand=inner.left))
+                return self.done(ast.BinOp(left=left, op=inner.op, right=inner.right))
             if _num(inner) is not None:
                 return self.done(ast.Constant(-_num(inner)))
         if isinstance(node.op, ast.UAdd):
@@ -271,3 +281,49 @@ def eliminate_dead_code(body: list[ast.stmt], params: set[str]) -> tuple[list[as
         kept.append(stmt)
     kept.reverse()
     return kept, changed
+
+
+#: the longest statement (without indentation) inlining may produce
+LINE_LIMIT = 80
+
+
+def inline_temporaries(body: list[ast.stmt], temporaries: set[str]) -> list[ast.stmt]:
+    """Write each temporary read exactly once into the statement that reads it.
+
+    Before::                  After::
+
+        t1 = x @ w                t2 = np.exp(-(x @ w))
+        t2 = np.exp(-t1)
+
+    Only names in ``temporaries`` (made by the compiler, never the user's),
+    only within one straight-line block, only where no operand changes in
+    between and the merged statement stays within ``LINE_LIMIT``.
+    """
+    if not _flat(body):
+        return body
+    body = list(body)
+    i = 0
+    while i < len(body):
+        a = target(body[i])
+        if a is None or a not in temporaries:
+            i += 1
+            continue
+        all_reads = Counter(n for s in body for n in reads(s))
+        assigned = [k for k, s in enumerate(body) if target(s) == a]
+        users = [k for k, s in enumerate(body) if a in reads(s)]
+        if all_reads[a] != 1 or assigned != [i] or len(users) != 1 or users[0] <= i:
+            i += 1
+            continue
+        j = users[0]
+        operands = set(reads(body[i].value))
+        if any(target(body[k]) in operands for k in range(i + 1, j)):
+            i += 1
+            continue
+        merged = _Replace(a, body[i].value).visit(copy.deepcopy(body[j]))
+        if len(ast.unparse(ast.fix_missing_locations(merged))) > LINE_LIMIT:
+            i += 1
+            continue
+        body[j] = merged
+        del body[i]
+        i = 0  # earlier temporaries may now be inlinable
+    return body

@@ -102,7 +102,10 @@ def derive(
     if trace is not None:
         trace["transform"] = ast.unparse(func)
     _count("optimize")
-    func = ast.fix_missing_locations(optimize(func))
+    temporaries = {
+        n for n in _assigned(func) if n in norm.temps or builder.primal_of.get(n) in norm.temps
+    }
+    func = ast.fix_missing_locations(optimize(func, temporaries))
     if trace is not None:
         trace["optimize"] = ast.unparse(func)
     _count("emit")
@@ -132,6 +135,12 @@ def stages(
     norm = front(func, trace)
     derive(norm, kind, wrt or [norm.tree.args.args[0].arg], trace=trace, **options)
     return trace
+
+
+def _assigned(func: ast.FunctionDef) -> set[str]:
+    return {
+        n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
 
 
 def _array_module_name(norm: Normalized, namer: Any) -> str:

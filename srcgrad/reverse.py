@@ -57,6 +57,8 @@ def reverse(
             body.append(assign(builder.adjoint(v), builder.xp_call("zeros_like", name(v))))
     if kind != "vjp" and out_active:
         body.append(assign(seed_name, ast.Constant(1.0)))
+    # shapes for unbroadcast are read off the user's own variables where possible
+    named = params + [facts.ops[s].target for s in core if facts.ops[s].target not in norm.temps]
     last_origin = None
     for stmt in reversed(core):
         op = facts.ops[stmt]
@@ -73,7 +75,8 @@ def reverse(
             ctx = dataclasses.replace(op.ctx, param=param, symbols=builder.symbols(g, op.target))
             contribution = instantiate(op.rule.vjp[param], ctx)
             if op.rule.elementwise and facts.shape(atom).key != facts.shapes[op.target].key:
-                contribution = builder.call("unbroadcast", contribution, name(atom.id))
+                witness = facts.witness(atom.id, named)
+                contribution = builder.call("unbroadcast", contribution, name(witness))
             target = builder.adjoint(atom.id)
             body.append(assign(target, add(name(target), contribution)))
     grads: list[ast.expr] = []
