@@ -31,7 +31,9 @@ def main() -> None:
     # check it against central finite differences of the original function
     f = loss.__wrapped__
     eps = 1e-6
-    numeric = np.array([(f(w + eps * e, x, y) - f(w - eps * e, x, y)) / (2 * eps) for e in np.eye(5)])
+    numeric = np.array(
+        [(f(w + eps * e, x, y) - f(w - eps * e, x, y)) / (2 * eps) for e in np.eye(5)]
+    )
     error = np.max(np.abs(g - numeric))
     print(f"largest difference from finite differences: {error:.2e}")
     assert error < 1e-6, "gradient does not match finite differences"

@@ -16,7 +16,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import pipeline
-from .backends import Backend, backend_of
+from .backends import NUMPY, Backend, backend_of
 
 Wrt = Union[int, str, Sequence[int | str]]
 
@@ -90,11 +90,14 @@ class Derivative:
     @property
     def source(self) -> str:
         """The generated Python source of this derivative, a complete module."""
-        if self._last is None:
-            from .backends import NUMPY
-
-            return self._derived({}, NUMPY).source
-        return self._last.source
+        if self._last is not None:
+            return self._last.source
+        entry = _CACHE.get(self.__wrapped__)
+        if entry is not None:  # the latest code made for this kind of derivative
+            for key in reversed(list(entry.derived)):
+                if key[:2] == (self._generated_kind, tuple(self.wrt)):
+                    return entry.derived[key].source
+        return self._derived({}, NUMPY).source
 
     def __repr__(self) -> str:
         wrt = self.wrt[0] if not self._wrt_tuple else tuple(self.wrt)

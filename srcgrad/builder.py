@@ -116,3 +116,29 @@ class Builder:
             returns=None,
             lineno=1,
         )
+
+    def with_witnesses(self, expr: ast.expr, preferred: list[str]) -> ast.expr:
+        """Read shapes off ``preferred`` names: ``np.full_like(t2, g)`` becomes
+        ``np.full_like(x, g)`` when ``t2`` and ``x`` provably have one shape.
+
+        Fewer temporaries stay alive, and the code names the user's variables.
+        """
+        for node in ast.walk(expr):
+            if not isinstance(node, ast.Call) or not isinstance(
+                node.func, (ast.Name, ast.Attribute)
+            ):
+                continue
+            func = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+            slot = _SHAPE_ONLY.get(func)
+            if slot is None and func in (
+                self.helpers["unbroadcast"],
+                self.helpers["broadcast_like"],
+            ):
+                slot = 1
+            if slot is not None and slot < len(node.args) and isinstance(node.args[slot], ast.Name):
+                node.args[slot] = name(self.facts.witness(node.args[slot].id, preferred))
+        return expr
+
+
+#: calls that read only the shape of one argument, and which argument
+_SHAPE_ONLY = {"full_like": 0, "zeros_like": 0, "ones_like": 0, "shape": 0, "size": 0, "ndim": 0}

@@ -71,12 +71,24 @@ def parse(func: Callable[..., Any]) -> ParsedFunction:
 def _def_tree(func: Callable[..., Any], lines: list[str], firstlineno: int) -> ast.FunctionDef:
     module = ast.parse(textwrap.dedent("".join(lines)))
     ast.increment_lineno(module, firstlineno - 1)
+    _shift_columns(module, len(lines[0]) - len(lines[0].lstrip()))
     node = module.body[0]
     if isinstance(node, ast.AsyncFunctionDef):
         raise TypeError(f"srcgrad cannot differentiate the coroutine {func.__qualname__!r}")
     assert isinstance(node, ast.FunctionDef), ast.dump(node)
     node.decorator_list = []
     return node
+
+
+def _shift_columns(tree: ast.AST, indent: int) -> None:
+    """Make column offsets refer to the file's lines, not the dedented text."""
+    if not indent:
+        return
+    for node in ast.walk(tree):
+        if hasattr(node, "col_offset") and node.col_offset is not None:
+            node.col_offset += indent
+        if getattr(node, "end_col_offset", None) is not None:
+            node.end_col_offset += indent
 
 
 def _lambda_tree(
@@ -88,7 +100,7 @@ def _lambda_tree(
     # from the left until what is left parses.
     start = text.find("lambda")
     for begin in (0, start):
-        candidate = text[begin:].rstrip().rstrip(",);")
+        candidate = text[begin:].rstrip()
         for end in range(len(candidate), 0, -1):
             try:
                 module = ast.parse(candidate[:end])

@@ -75,8 +75,8 @@ def reverse(
             ctx = dataclasses.replace(op.ctx, param=param, symbols=builder.symbols(g, op.target))
             contribution = instantiate(op.rule.vjp[param], ctx)
             if op.rule.elementwise and facts.shape(atom).key != facts.shapes[op.target].key:
-                witness = facts.witness(atom.id, named)
-                contribution = builder.call("unbroadcast", contribution, name(witness))
+                contribution = builder.call("unbroadcast", contribution, name(atom.id))
+            contribution = builder.with_witnesses(contribution, named)
             target = builder.adjoint(atom.id)
             body.append(assign(target, add(name(target), contribution)))
     grads: list[ast.expr] = []
