@@ -18,7 +18,7 @@ import numpy as np
 from . import pipeline
 from .backends import NUMPY, Backend, backend_of
 
-Wrt = Union[int, str, Sequence[int | str]]
+Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
 
 _MODES = ("reverse", "forward")
 
@@ -113,7 +113,8 @@ class Derivative:
                     "one tangent per wrt argument" if self.kind == "jvp" else "the cotangent dout"
                 )
                 raise TypeError(
-                    f"{self.kind} of {self.__name__} takes the arguments of the function, then {what}"
+                    f"{self.kind} of {self.__name__} takes the arguments of the function, "
+                    f"then {what}"
                 )
             args, extras = args[: len(args) - extra_count], list(args[len(args) - extra_count :])
         else:
@@ -199,7 +200,8 @@ def _normalize_wrt(wrt: Wrt, params: list[str], func: Callable[..., Any]) -> tup
         else:
             if item not in params:
                 raise ValueError(
-                    f"wrt={item!r} is not a parameter of {func.__qualname__}; its parameters are {params}"
+                    f"wrt={item!r} is not a parameter of {func.__qualname__}; "
+                    f"its parameters are {params}"
                 )
             names.append(item)
     if len(set(names)) != len(names):
