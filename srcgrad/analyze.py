@@ -33,7 +33,6 @@ from .rules import RULES, BindError, Context, Rule, bind
 
 _COMPARE = Rule(name="comparison", params=("x", "y"), nondiff=True)
 _NOT = Rule(name="not", params=("x",), nondiff=True)
-_PACK = Rule(name="tuple or list display", params=())
 
 
 @dataclass(frozen=True)
@@ -243,8 +242,6 @@ def _lookup(key: Any) -> Rule | None:
         return _COMPARE
     if key in (ast.Not, ast.Invert):
         return _NOT
-    if key == "pack":
-        return _PACK
     try:
         return RULES.get(key)
     except TypeError:  # an unhashable callee

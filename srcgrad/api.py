@@ -17,6 +17,7 @@ import numpy as np
 
 from . import pipeline
 from .backends import NUMPY, Backend, backend_of
+from .parse import env_is_current
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
 
@@ -52,8 +53,13 @@ class Derivative:
                 "srcgrad cannot differentiate a derivative yet (higher order is planned); "
                 "pass the original Python function"
             )
-        if not callable(func):
-            raise TypeError(f"srcgrad transformations take a function; got {func!r}")
+        if not inspect.isfunction(func):
+            raise TypeError(
+                f"srcgrad differentiates Python functions written in Python; got {func!r} "
+                f"(a {type(func).__name__}). Builtins and C functions have no source to "
+                "transform: wrap the call in a Python function, or give it a rule with "
+                "srcgrad.primitive."
+            )
         if mode not in _MODES:
             raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
         functools.update_wrapper(self, func)
@@ -76,7 +82,11 @@ class Derivative:
         ranks_key = tuple(ranks.get(p) for p in self._params)
         key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key)
         entry = _CACHE.get(self.__wrapped__)
-        if entry is None or entry.code is not self.__wrapped__.__code__:
+        if (
+            entry is None
+            or entry.code is not self.__wrapped__.__code__
+            or (entry.norm is not None and not env_is_current(entry.norm.parsed))
+        ):
             entry = _CACHE[self.__wrapped__] = _Entry(self.__wrapped__.__code__)
         derived = entry.derived.get(key)
         if derived is None:
@@ -128,6 +138,7 @@ class Derivative:
         if self.kind in ("grad", "value_and_grad") and self.mode == "forward":
             return self._forward_grad(derived, values)
         result = derived.function(*values, *extras)
+        result = _fresh(result, [*values, *extras])
         wrt_values = [values[self._params.index(w)] for w in self.wrt]
         if self.kind == "grad":
             return self._shape_grads(result, wrt_values)
@@ -217,8 +228,11 @@ def _rank(value: Any) -> int | None:
 
 
 def _check_differentiable(name: str, value: Any, fname: str) -> None:
-    if isinstance(value, bool) or isinstance(value, np.bool_):
-        raise TypeError(f"cannot differentiate {fname} with respect to {name!r}: it is a bool")
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(
+            f"cannot differentiate {fname} with respect to {name!r}: it is a bool ({value!r}); "
+            f"pass a float, e.g. float({name})"
+        )
     if isinstance(value, (int, np.integer)):
         raise TypeError(
             f"cannot differentiate {fname} with respect to {name!r}: it is an integer "
@@ -260,6 +274,15 @@ def _like(g: Any, x: Any) -> Any:
     if xp is np and (not out.flags.writeable or 0 in out.strides and out.size > 1):
         out = out.copy()
     return out
+
+
+def _fresh(result: Any, inputs: list[Any]) -> Any:
+    """``result`` with any array that is one of the caller's own inputs copied."""
+    if isinstance(result, tuple):
+        return tuple(_fresh(r, inputs) for r in result)
+    if any(result is x for x in inputs) and hasattr(result, "copy"):
+        return result.copy()
+    return result
 
 
 def _module_of(x: Any) -> Any:

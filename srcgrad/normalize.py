@@ -255,6 +255,8 @@ class _Normalizer:
         elif isinstance(stmt, ast.Expr):
             if _is_docstring(stmt):
                 return
+            if type(stmt.value) in _UNSUPPORTED_EXPRS:
+                self.not_yet(stmt.value, _UNSUPPORTED_EXPRS)
             raise self.fail(
                 stmt,
                 "an expression statement has no effect on the returned value, or changes a "

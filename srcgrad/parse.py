@@ -68,6 +68,34 @@ def parse(func: Callable[..., Any]) -> ParsedFunction:
     return ParsedFunction(func=func, tree=tree, locator=locator, env=env)
 
 
+def env_is_current(parsed: ParsedFunction) -> bool:
+    """Whether every free name still refers to the object it was resolved to.
+
+    Python looks globals and closure cells up at call time; generated code
+    binds them when it is made. Checking identity on each call keeps the two
+    in step: a rebound global makes the caller generate the code again.
+    """
+    func = parsed.func
+    cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+    globals_ = func.__globals__
+    for name, value in parsed.env.items():
+        if name in cells:
+            try:
+                current = cells[name].cell_contents
+            except ValueError:
+                return False
+        elif name in globals_:
+            current = globals_[name]
+        else:
+            current = getattr(builtins, name, _UNBOUND)
+        if current is not value:
+            return False
+    return True
+
+
+_UNBOUND = object()
+
+
 def _def_tree(func: Callable[..., Any], lines: list[str], firstlineno: int) -> ast.FunctionDef:
     module = ast.parse(textwrap.dedent("".join(lines)))
     ast.increment_lineno(module, firstlineno - 1)
@@ -145,6 +173,10 @@ def _local_names(tree: ast.FunctionDef) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             local.add(node.id)
+        elif isinstance(node, ast.arg):  # parameters of nested functions and lambdas
+            local.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            local.add(node.name)
     return local
 
 

@@ -50,6 +50,9 @@ def reverse(
     )
     if kind != "vjp" and facts.shape(out).rank is None:
         body.append(ast.Expr(value=builder.call("check_scalar", copy.deepcopy(out))))
+    if kind == "vjp":
+        check = builder.call("check_cotangent", name(seed_name), copy.deepcopy(out))
+        body.append(ast.Expr(value=check))
     # adjoint sweep: every active name starts at zero
     defined = [w for w in wrt] + [facts.ops[s].target for s in core]
     for v in defined:

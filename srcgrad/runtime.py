@@ -75,6 +75,15 @@ def index_adjoint(g, x, index):
     return out
 
 
+def check_cotangent(dout, value):
+    """Raise unless the cotangent ``dout`` has the shape of the output ``value``."""
+    if np.shape(dout) != np.shape(value):
+        raise ValueError(
+            f"vjp: the cotangent has shape {np.shape(dout)} but the function's output has "
+            f"shape {np.shape(value)}; pass a cotangent shaped like the output"
+        )
+
+
 def check_scalar(value):
     """Raise unless ``value`` is a scalar, as ``grad`` requires."""
     if np.size(value) != 1 or np.ndim(value) != 0:

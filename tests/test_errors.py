@@ -224,11 +224,6 @@ UNSUPPORTED = [
         with_yield_statement,
         "yield x * 2.0",
         r"generator|yield",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="bug: a bare `yield` statement is reported as an expression statement "
-            "with no effect, not as a generator",
-        ),
     ),
     (with_global, "global G", r"\bglobal\b"),
     (with_nonlocal, "nonlocal c", r"\bnonlocal\b"),
@@ -237,11 +232,6 @@ UNSUPPORTED = [
         with_nested_def,
         "def inner(z):",
         r"nested|def",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="bug: a nested def is reported as an undefined name 'z' on the line "
-            "`return z * 2.0`, not as a nested function on its `def` line",
-        ),
     ),
     (with_list_comprehension, "[v * 2.0 for v in x]", r"comprehension"),
     (with_conditional_expression, "y = x if x > 0 else -x", r"conditional"),
@@ -384,11 +374,6 @@ def square(x):
     return x * x
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a dout that broadcasts against the output gives srcgrad's internal "
-    "AssertionError 'srcgrad bug: gradient of shape ...'",
-)
 def test_vjp_with_cotangent_of_the_wrong_shape_is_a_value_error():
     with pytest.raises(ValueError) as info:
         srcgrad.vjp(square)(X, np.ones((2, 3)))
@@ -420,15 +405,9 @@ def test_missing_tangent_or_cotangent_is_a_type_error():
         np.array([True, False]),
         pytest.param(
             True,
-            marks=pytest.mark.xfail(
-                strict=True, reason="bug: the message for a bool does not suggest a float"
-            ),
         ),
         pytest.param(
             np.bool_(False),
-            marks=pytest.mark.xfail(
-                strict=True, reason="bug: the message for a bool does not suggest a float"
-            ),
         ),
     ],
     ids=["int", "np.int64", "int-array", "uint8-array", "bool-array", "bool", "np.bool_"],
@@ -450,20 +429,13 @@ def test_non_float_wrt_argument_in_forward_mode():
 # -- TypeError for functions without source ------------------------------------------------
 
 
-BUILTIN_MESSAGE_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="bug: transforming a builtin fails inside srcgrad (weakref / __code__ / inspect), "
-    "not with srcgrad's clear TypeError",
-)
-
-
 @pytest.mark.parametrize(
     "func",
     [
-        pytest.param(np.sin, marks=BUILTIN_MESSAGE_BUG),
-        pytest.param(math.sin, marks=BUILTIN_MESSAGE_BUG),
-        pytest.param(len, marks=BUILTIN_MESSAGE_BUG),
-        pytest.param(max, marks=BUILTIN_MESSAGE_BUG),
+        pytest.param(np.sin),
+        pytest.param(math.sin),
+        pytest.param(len),
+        pytest.param(max),
     ],
     ids=["np.sin", "math.sin", "len", "max"],
 )

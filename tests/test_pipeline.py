@@ -280,13 +280,6 @@ def test_tuple_unpacking_of_expressions():
     check_grads(unpack_tuple, (x,))
 
 
-PACKING_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="bug: a tuple display of active values is treated as inactive, so the derivative "
-    "through it is silently zero (no error either)",
-)
-
-
 def correct_or_refused(compute, expected):
     """``compute()`` equals ``expected``, or srcgrad refuses it with UnsupportedSyntaxError."""
     try:
@@ -296,20 +289,17 @@ def correct_or_refused(compute, expected):
     np.testing.assert_allclose(np.asarray(got, dtype=float), expected, rtol=1e-12)
 
 
-@PACKING_BUG
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_nested_tuple_unpacking(mode):
     x = np.array([1.0, 2.0])
     correct_or_refused(lambda: srcgrad.grad(nested_unpack, mode=mode)(x), 6 * x**2)
 
 
-@PACKING_BUG
 def test_indexing_a_tuple_of_active_values():
     x = np.array([1.0, 2.0])
     correct_or_refused(lambda: srcgrad.grad(pack_then_index)(x), np.full(2, 3.0))
 
 
-@PACKING_BUG
 def test_returning_a_tuple_of_active_values():
     correct_or_refused(lambda: srcgrad.jvp(returns_pair)(1.5, 1.0)[1], [2.0, 1.0])
     correct_or_refused(lambda: srcgrad.vjp(returns_pair)(1.5, (1.0, 1.0)), 3.0)

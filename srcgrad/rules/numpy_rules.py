@@ -26,7 +26,7 @@ def _max_rank(ctx: Context) -> int | None:
 
 def elementwise(keys, params, templates, **extra) -> Rule:
     """An elementwise function: one derivative template serves both modes."""
-    keys = keys if isinstance(keys, (list, tuple)) else [keys]
+    keys = keys if isinstance(keys, list) else [keys]
     name = _name(keys[0])
     rule = Rule(
         name=name,
@@ -52,7 +52,7 @@ def binary(keys, dx: str, dy: str) -> Rule:
 
 def nondiff(keys, params=("x",), **extra) -> Rule:
     """A function whose output carries no derivative (shapes, comparisons, masks)."""
-    keys = keys if isinstance(keys, (list, tuple)) else [keys]
+    keys = keys if isinstance(keys, list) else [keys]
     rule = Rule(name=_name(keys[0]), params=tuple(params), nondiff=True, **extra)
     for key in keys:
         register(key, rule)
@@ -181,7 +181,9 @@ def _matmul_rank(ctx: Context) -> int | None:
     ra, rb = ctx.rank("a"), ctx.rank("b")
     if ra is None or rb is None:
         return None
-    return max(ra, rb) - (ra == 1) - (rb == 1) if min(ra, rb) >= 1 else max(ra, rb)
+    if min(ra, rb) == 0:  # np.dot with a scalar multiplies
+        return max(ra, rb)
+    return max(ra, rb, 2) - (ra == 1) - (rb == 1)
 
 
 def _matmul_vjp_a(ctx: Context) -> str:
