@@ -1,0 +1,614 @@
+"""The rule table, tested: every rule in ``srcgrad/rules/numpy_rules.py``.
+
+Each row names a primitive, a small user-style function that uses it (in
+``functions_for_rules.py``) and where its inputs come from. A hypothesis test
+per kind of row draws shapes (broadcasting pairs for binary rules, with
+scalar ``()`` shapes, size-1 axes, Python and numpy scalars), draws values
+inside the function's domain, and runs :func:`check`: forward mode, reverse
+mode and central finite differences must agree (``srcgrad.testing.check_grads``)
+for each differentiable argument alone and for all of them together;
+derivatives have the dtype of what they belong to (float32 stays float32);
+and no array the caller passed in (arguments, tangents, cotangent) changes.
+
+Known srcgrad bugs are ``xfail(strict=True)`` with the bug in the reason, so
+these tests start to fail (and the mark must go) once the bug is fixed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import functions_for_rules as fn
+import hypothesis.extra.numpy as hnp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import srcgrad
+from srcgrad.testing import arrays, broadcastable_shapes, check_grads
+
+DTYPES = [pytest.param(np.float64, id="f64"), pytest.param(np.float32, id="f32")]
+
+
+# -- the checks every row goes through --------------------------------------------------
+def differentiable(value: Any) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (float, np.floating)):
+        return True
+    return isinstance(value, np.ndarray) and value.dtype.kind == "f"
+
+
+def wrts(args: tuple) -> list:
+    """Each differentiable position alone, then all of them together."""
+    positions = [i for i, a in enumerate(args) if differentiable(a)]
+    return positions + ([tuple(positions)] if len(positions) > 1 else [])
+
+
+def single_precision(args: tuple) -> bool:
+    return any(np.result_type(a) == np.float32 for a in args if differentiable(a))
+
+
+def snapshot(values) -> list:
+    return [np.copy(v) if isinstance(v, np.ndarray) else v for v in values]
+
+
+def assert_unchanged(before: list, after, what: str) -> None:
+    for i, (b, a) in enumerate(zip(before, after)):
+        if isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), f"srcgrad modified {what} {i}"
+
+
+def ones_like(value: Any) -> Any:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.ones_like(value)
+    return 1.0
+
+
+def check_types(func, args: tuple, wrt) -> None:
+    """Tangent and gradients have the dtype (and type) of what they stand for."""
+    positions = wrt if isinstance(wrt, tuple) else (wrt,)
+    out = func(*args)
+    tangents = [ones_like(args[i]) for i in positions]
+    saved = snapshot(tangents)
+    value, tangent = srcgrad.jvp(func, wrt=wrt)(*args, *tangents)
+    assert_unchanged(saved, tangents, "the tangent")
+    assert np.shape(tangent) == np.shape(out)
+    python_wrt = any(type(args[i]) is float for i in positions)  # weakly typed
+    if isinstance(out, (np.ndarray, np.generic)) and not python_wrt:
+        assert np.result_type(tangent) == out.dtype, (
+            f"tangent of dtype {np.result_type(tangent)} for an output of dtype {out.dtype}"
+        )
+    dout = ones_like(out)
+    saved = snapshot([dout])
+    grads = srcgrad.vjp(func, wrt=wrt)(*args, dout)
+    assert_unchanged(saved, [dout], "the cotangent")
+    grads = grads if isinstance(wrt, tuple) else (grads,)
+    assert len(grads) == len(positions)
+    for i, g in zip(positions, grads):
+        x = args[i]
+        if isinstance(x, (np.ndarray, np.generic)):
+            assert type(g) is type(x) and g.dtype == x.dtype and g.shape == x.shape, (
+                f"gradient {type(g).__name__} {np.result_type(g)} {np.shape(g)} for argument "
+                f"{i}: {type(x).__name__} {x.dtype} {x.shape}"
+            )
+        else:
+            assert type(g) is float, f"gradient of type {type(g).__name__} for a Python float"
+
+
+def check(func, args: tuple) -> None:
+    """``check_grads`` and ``check_types`` for every ``wrt``; the caller's arrays unchanged."""
+    saved = snapshot(args)
+    # check_grads picks float32 tolerances only when a wrt argument is float32;
+    # a float32 array that is not differentiated makes the output float32 too.
+    tol = dict(eps=1e-3, atol=1e-2, rtol=1e-2) if single_precision(args) else {}
+    for wrt in wrts(args):
+        check_grads(func, args, wrt=wrt, **tol)
+        check_types(func, args, wrt)
+    assert_unchanged(saved, args, "argument")
+
+
+# -- where values come from ------------------------------------------------------------------
+class Domain(NamedTuple):
+    low: float = -3.0
+    high: float = 3.0
+    exclude: tuple[float, float] | None = None  # an open interval to keep out of
+    frac: tuple[float, float] | None = None  # fractional part of every element kept in here
+
+    def ints(self) -> Any:
+        """Python ints inside the domain (for operands that are not differentiated)."""
+        ints = st.integers(math.ceil(self.low), math.floor(self.high))
+        if self.exclude is not None:
+            a, b = self.exclude
+            ints = ints.filter(lambda v: not a < v < b)
+        return ints
+
+
+ANY = Domain()
+POSITIVE = Domain(0.5, 3.0)  # log, sqrt
+NONZERO = Domain(exclude=(-0.5, 0.5))  # denominators
+AWAY_FROM_0 = Domain(exclude=(-0.1, 0.1))  # abs, sign, kinks at zero
+BASE = Domain(0.5, 2.0)  # a differentiated exponent needs a positive base
+EXPONENT = Domain(-2.0, 2.0)
+# maximum/minimum: x has fractional part in [0.1, 0.4], y in [0.55, 0.9], so
+# |x - y| >= 0.1 for every broadcast pair (no kink within finite-difference reach)
+LOWER_FRAC = Domain(frac=(0.1, 0.4))
+UPPER_FRAC = Domain(frac=(0.55, 0.9))
+
+
+def _into_frac(bounds: tuple[float, float], x: np.ndarray) -> np.ndarray:
+    a, b = bounds
+    whole = np.floor(x)
+    return np.asarray(whole + a + (b - a) * (x - whole), dtype=x.dtype)
+
+
+def values(shape, domain: Domain, dtype) -> Any:
+    strategy = arrays(
+        shape=shape, low=domain.low, high=domain.high, dtype=dtype, exclude=domain.exclude
+    )
+    if domain.frac is not None:
+        strategy = strategy.map(lambda x: _into_frac(domain.frac, x))
+    return strategy
+
+
+def shapes(min_dims=0, max_dims=3, min_side=1, max_side=4) -> Any:
+    return hnp.array_shapes(
+        min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
+    )
+
+
+def scalar_forms(x: np.ndarray, python: bool = True, ints: Domain | None = None) -> Any:
+    """A 0-d array as itself, a numpy scalar, a Python float or (inactive) a Python int."""
+    forms = [st.just(x), st.just(x.dtype.type(x))]
+    if python:
+        forms.append(st.just(float(x)))
+        if ints is not None:
+            forms.append(ints.ints())
+    return st.one_of(forms)
+
+
+def operand(data, shape, domain: Domain, dtype, scalars=True, python=True, ints=False) -> Any:
+    """Values for ``shape``; a () shape may come as a scalar of any kind (``scalars``)."""
+    x = data.draw(values(shape, domain, dtype))
+    if scalars and shape == ():
+        x = data.draw(scalar_forms(x, python, domain if ints else None))
+    return x
+
+
+# -- elementwise binary rules: both operands active, broadcasting, scalars --------------------
+BINARY = [
+    # primitive        function            x domain     y domain
+    ("+", fn.add, ANY, ANY),
+    ("np.add", fn.np_add, ANY, ANY),
+    ("-", fn.sub, ANY, ANY),
+    ("np.subtract", fn.np_subtract, ANY, ANY),
+    ("*", fn.mul, ANY, ANY),
+    ("np.multiply", fn.np_multiply, ANY, ANY),
+    ("/", fn.div, ANY, NONZERO),
+    ("np.divide", fn.np_divide, ANY, NONZERO),
+    ("**", fn.pow_op, BASE, EXPONENT),
+    ("np.power", fn.np_power, BASE, EXPONENT),
+    ("pow", fn.builtin_pow, BASE, EXPONENT),
+    ("np.maximum", fn.np_maximum, LOWER_FRAC, UPPER_FRAC),
+    ("np.maximum-swapped", fn.np_maximum, UPPER_FRAC, LOWER_FRAC),
+    ("np.minimum", fn.np_minimum, LOWER_FRAC, UPPER_FRAC),
+    ("np.minimum-swapped", fn.np_minimum, UPPER_FRAC, LOWER_FRAC),
+]
+
+
+# A Python-scalar base makes the float32 exponent's derivative float64: see
+# test_power_python_base_keeps_float32 (xfail) below.
+PYTHON_BASE_UPCASTS = {fn.pow_op, fn.np_power, fn.builtin_pow}
+PYTHON_BASE_FLOAT64 = pytest.mark.xfail(
+    strict=True,
+    reason="srcgrad bug: x ** y with x a Python scalar and y float32: the derivative w.r.t. y "
+    "is float64 (np.log(np.where(x == 0, 1, x)) makes a float64 array from Python scalars)",
+)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name, func, xdom, ydom", BINARY, ids=[row[0] for row in BINARY])
+@given(data=st.data())
+def test_binary(name, func, xdom, ydom, dtype, data):
+    sx, sy = data.draw(broadcastable_shapes(num_shapes=2))
+    scalar_side = data.draw(st.sampled_from([None, "x", "y"]))  # often make one side ()
+    sx, sy = (() if scalar_side == "x" else sx), (() if scalar_side == "y" else sy)
+    int_side = data.draw(st.sampled_from(["x", "y"]))  # at most one Python int operand
+    python_x = not (dtype is np.float32 and func in PYTHON_BASE_UPCASTS)
+    x = operand(data, sx, xdom, dtype, python=python_x, ints=int_side == "x")
+    y = operand(data, sy, ydom, dtype, ints=int_side == "y")
+    check(func, (x, y))
+
+
+# -- np.where: three-way broadcasting, the condition is not differentiated -------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data())
+def test_where(dtype, data):
+    sc, sx, sy = data.draw(broadcastable_shapes(num_shapes=3))
+    c = data.draw(hnp.arrays(bool, sc))
+    x = operand(data, sx, ANY, dtype, ints=True)
+    y = operand(data, sy, ANY, dtype)
+    check(fn.np_where, (c, x, y))
+
+
+# -- one-argument rows: unary rules, constants, reductions, shapes, indexing, nondiff --------
+class Row(NamedTuple):
+    name: str
+    func: Any
+    domain: Domain = ANY
+    shapes: Any = shapes()
+    scalars: bool = True  # () may also be drawn as a Python float or numpy scalar
+    xfail: Any = None  # an xfail mark naming a known bug
+    xfail_f32: Any = None  # one that shows with float32 inputs only
+
+
+# Methods, attributes and indexing that Python floats lack. 0-d arrays are left
+# out too: forward mode fails on them (test_forward_mode_with_python_float_tangent_of_0d_array).
+NOT_SCALAR = dict(shapes=shapes(1), scalars=False)
+NOT_PYTHON = dict(scalars=False)  # 0-d arrays and numpy scalars are fine, Python floats not
+
+
+RANK3 = shapes(3, 4, max_side=3)
+FIXED = st.just((2, 3, 4))  # reshape rows name target shapes of 24 elements
+TALL = shapes(1, 3, min_side=3)  # x[1:3] and friends
+MATRIX = shapes(2, 3, min_side=2)
+
+UNARY = [
+    # unary operators and numpy functions
+    Row("unary -", fn.neg),
+    Row("np.negative", fn.np_negative),
+    Row("unary +", fn.pos),
+    Row("np.positive", fn.np_positive),
+    Row("assignment", fn.assign),
+    Row("float", fn.builtin_float, shapes=st.just(())),
+    Row("np.exp", fn.exp),
+    Row("np.log", fn.log, POSITIVE),
+    Row("np.sqrt", fn.sqrt, POSITIVE),
+    Row("np.sin", fn.sin),
+    Row("np.cos", fn.cos),
+    Row("np.tanh", fn.tanh),
+    Row("np.abs", fn.np_abs, AWAY_FROM_0),
+    Row("np.absolute", fn.np_absolute, AWAY_FROM_0),
+    Row("abs", fn.builtin_abs, AWAY_FROM_0),
+    # binary rules with one constant operand (Python int or float in the source)
+    Row("x + 1", fn.add_const),
+    Row("2.5 + x", fn.radd_const),
+    Row("x - 0.5", fn.sub_const),
+    Row("1 - x", fn.rsub_const),
+    Row("x * 3", fn.mul_const),
+    Row("-2.0 * x", fn.rmul_const),
+    Row("x / 4.0", fn.div_const),
+    Row("1.0 / x", fn.rdiv_const, NONZERO),
+    Row("x ** 2", fn.square),
+    Row("x ** 3.0", fn.cube_float),
+    Row("x ** 0.5", fn.pow_half, POSITIVE),
+    Row("2.0 ** x", fn.rpow_const, **NOT_PYTHON, xfail_f32=PYTHON_BASE_FLOAT64),
+    Row("pow(x, 2)", fn.builtin_pow_const),
+    Row("np.maximum(x, 0.0)", fn.maximum_const, AWAY_FROM_0),
+    Row("np.minimum(1.0, x)", fn.minimum_const, Domain(exclude=(0.9, 1.1))),
+    Row("np.where(x > 0, x, 0.0)", fn.relu_where, AWAY_FROM_0),
+    # one argument used several times: adjoints add up
+    Row("x * x", fn.square_by_mul),
+    Row("x + x", fn.twice),
+    Row("np.sin(x) * x", fn.sin_times_x),
+    Row("y = x; y * x + y", fn.reuse_after_assign),
+    # np.sum / np.mean / .sum() / .mean(): axis None, int, negative, tuple; keepdims
+    Row("np.sum(x)", fn.sum_all),
+    Row("np.sum(x, axis=0)", fn.sum_axis0, shapes=shapes(1)),
+    Row("np.sum(x, axis=-1)", fn.sum_axis_neg1, shapes=shapes(1)),
+    Row("np.sum(x, axis=(0, 2))", fn.sum_axis_tuple, shapes=RANK3),
+    Row("np.sum(x, axis=(-1, 0))", fn.sum_axis_neg_tuple, shapes=shapes(2)),
+    Row("np.sum(x, keepdims=True)", fn.sum_keepdims),
+    Row("np.sum(x, axis=1, keepdims=True)", fn.sum_axis1_keepdims, shapes=shapes(2)),
+    Row("np.sum(x, axis=(0, -1), keepdims=True)", fn.sum_tuple_keepdims, shapes=shapes(2)),
+    Row("np.sum(x, -2)", fn.sum_positional_axis, shapes=shapes(2)),
+    Row("x.sum()", fn.method_sum, **NOT_SCALAR),
+    Row("x.sum(axis=-1)", fn.method_sum_axis, shapes=shapes(1)),
+    Row("x.sum(0, keepdims=True)", fn.method_sum_positional_keepdims, shapes=shapes(1)),
+    Row("np.mean(x)", fn.mean_all),
+    Row("np.mean(x, axis=0)", fn.mean_axis0, shapes=shapes(1)),
+    Row("np.mean(x, axis=-1)", fn.mean_axis_neg1, shapes=shapes(1)),
+    Row("np.mean(x, axis=(0, 2))", fn.mean_axis_tuple, shapes=RANK3),
+    Row("np.mean(x, keepdims=True)", fn.mean_keepdims),
+    Row("np.mean(x, axis=-2, keepdims=True)", fn.mean_axis_neg2_keepdims, shapes=shapes(2)),
+    Row("np.mean(x, axis=(1, -1), keepdims=True)", fn.mean_tuple_keepdims, shapes=RANK3),
+    Row("x.mean()", fn.method_mean, **NOT_SCALAR),
+    Row("x.mean(axis=(0, 1))", fn.method_mean_axis, shapes=shapes(2)),
+    Row("x.mean(-1, keepdims=True)", fn.method_mean_positional_keepdims, shapes=shapes(1)),
+    # np.transpose / .transpose() / .T
+    Row("np.transpose(x)", fn.transpose),
+    Row("np.transpose(x, (1, 0, 2))", fn.transpose_axes, shapes=shapes(3, 3)),
+    Row("np.transpose(x, axes=(2, 0, 1))", fn.transpose_axes_keyword, shapes=shapes(3, 3)),
+    Row("x.transpose()", fn.method_transpose, **NOT_SCALAR),
+    Row("x.transpose(1, 0)", fn.method_transpose_varargs, shapes=shapes(2, 2)),
+    Row("x.transpose((2, 0, 1))", fn.method_transpose_tuple, shapes=shapes(3, 3)),
+    Row("x.T", fn.attr_T, **NOT_SCALAR),
+    # np.reshape / .reshape(): tuple, -1, int, varargs
+    Row("np.reshape(x, (6, 4))", fn.reshape_tuple, shapes=FIXED),
+    Row("np.reshape(x, (4, -1))", fn.reshape_minus_one, shapes=FIXED),
+    Row("np.reshape(x, -1)", fn.reshape_flat),
+    Row("np.reshape(x, 24)", fn.reshape_int, shapes=FIXED),
+    Row("x.reshape(3, 8)", fn.method_reshape_varargs, shapes=FIXED),
+    Row("x.reshape((2, -1))", fn.method_reshape_tuple, shapes=FIXED),
+    Row("x.reshape(-1)", fn.method_reshape_minus_one, **NOT_SCALAR),
+    Row("x.reshape(1, 24, 1)", fn.method_reshape_new_axes, shapes=FIXED),
+    # indexing with constants, slices, None and Ellipsis
+    Row("x[0]", fn.index_int, shapes=shapes(1)),
+    Row("x[-1]", fn.index_negative_int, shapes=shapes(1)),
+    Row("x[1:3]", fn.index_slice, shapes=TALL),
+    Row("x[1:]", fn.index_open_slice, shapes=shapes(1)),
+    Row("x[::-1]", fn.index_reversed, shapes=shapes(1)),
+    Row("x[::2]", fn.index_step, shapes=shapes(1)),
+    Row("x[:, 0]", fn.index_column, shapes=shapes(2)),
+    Row("x[0, 1]", fn.index_two_ints, shapes=MATRIX),
+    Row("x[None]", fn.index_new_axis, **NOT_SCALAR),
+    Row("x[..., 0]", fn.index_ellipsis, shapes=shapes(1)),
+    Row("x[..., None]", fn.index_ellipsis_new_axis, **NOT_SCALAR),
+    Row("x[1:, None, ::-2]", fn.index_mixed, shapes=MATRIX),
+    Row("x[-2:, ..., 1]", fn.index_ellipsis_slice, shapes=MATRIX),
+    Row("x[0] + x[1]", fn.index_twice, shapes=shapes(1, min_side=2)),
+    Row("x[0:2] * x[1:3]", fn.index_overlapping, shapes=TALL),
+    Row("x[np.array([0, 1, 1, 0])]", fn.index_fancy, shapes=shapes(1, min_side=2)),
+    # rules with no derivative: shapes, sizes, masks
+    Row("np.size", fn.times_size),
+    Row("np.ndim", fn.times_ndim),
+    Row("np.shape", fn.reshape_to_shape),
+    Row("len", fn.over_len, shapes=shapes(1)),
+    Row("np.zeros_like", fn.plus_zeros_like),
+    Row("np.ones_like(x, dtype=x.dtype)", fn.times_ones_like, **NOT_PYTHON),
+    Row("np.empty_like", fn.plus_size_of_empty_like),
+    Row("np.sign", fn.times_sign, AWAY_FROM_0),
+    Row(".shape", fn.attr_shape, **NOT_SCALAR),
+    Row(".dtype", fn.attr_dtype, **NOT_PYTHON),
+    Row("x * x.shape[0]", fn.times_attr_shape0, **NOT_SCALAR),
+    Row("x * x.ndim", fn.attr_ndim, **NOT_PYTHON),
+    Row("np.sum(x) / x.size", fn.mean_by_attr_size, **NOT_PYTHON),
+]
+
+
+def unary_params() -> list:
+    params = []
+    for row in UNARY:
+        for dtype in (np.float64, np.float32):
+            mark = row.xfail or (row.xfail_f32 if dtype is np.float32 else None)
+            name = f"{row.name}-f{np.dtype(dtype).itemsize * 8}"
+            params.append(pytest.param(row, dtype, id=name, marks=[mark] if mark else []))
+    return params
+
+
+@pytest.mark.parametrize("row, dtype", unary_params())
+@given(data=st.data())
+def test_unary(row, dtype, data):
+    shape = data.draw(row.shapes)
+    x = operand(data, shape, row.domain, dtype, scalars=row.scalars)
+    check(row.func, (x,))
+
+
+# -- reductions whose axis and keepdims arrive as arguments (not known statically) ------------
+def axes(rank: int) -> Any:
+    """None, an int or a tuple of distinct axes of an array of ``rank``, some negative."""
+    if rank == 0:
+        return st.sampled_from([None, ()])
+    signed = st.sampled_from(range(rank)).flatmap(lambda a: st.sampled_from([a, a - rank]))
+    tuples = st.lists(signed, max_size=rank, unique_by=lambda a: a % rank).map(tuple)
+    return st.none() | signed | tuples
+
+
+REDUCTIONS = [fn.sum_dynamic, fn.mean_dynamic, fn.method_sum_dynamic, fn.method_mean_dynamic]
+METHODS = {fn.method_sum_dynamic, fn.method_mean_dynamic, fn.method_reshape_dynamic}  # rank >= 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("func", REDUCTIONS, ids=lambda f: f.__name__)
+@given(data=st.data())
+def test_reduction_dynamic_axis(func, dtype, data):
+    shape = data.draw(shapes(int(func in METHODS)))
+    x = data.draw(values(shape, ANY, dtype))
+    axis = data.draw(axes(len(shape)))
+    check(func, (x, axis, data.draw(st.booleans())))
+
+
+# -- @, np.matmul, np.dot, .dot(): 1-D and 2-D in all four combinations, batched -------------
+MATMUL_RANKS = [(1, 1), (1, 2), (2, 1), (2, 2), (3, 2), (2, 3), (3, 3), (3, 1), (1, 3)]
+DOT_SCALAR = pytest.mark.xfail(
+    strict=True,
+    reason="srcgrad bug: np.dot with a 0-d operand: reverse rule 'g * b' is not reduced to "
+    "the scalar's shape (numpy_rules._dot_vjp)",
+)
+DOT_RANKS = [
+    (1, 1),
+    (1, 2),
+    (2, 1),
+    (2, 2),
+    (3, 2),
+    (3, 1),
+    (0, 0),
+    pytest.param((0, 1), marks=DOT_SCALAR),
+    pytest.param((2, 0), marks=DOT_SCALAR),
+]
+MATMULS = [
+    ("@", fn.matmul_op, r) for r in MATMUL_RANKS
+] + [
+    ("np.matmul", fn.np_matmul, r) for r in MATMUL_RANKS
+] + [
+    ("np.dot", fn.np_dot, r) for r in DOT_RANKS
+] + [
+    (".dot()", fn.method_dot, r) for r in DOT_RANKS if 0 not in getattr(r, "values", [r])[0]
+]  # fmt: skip
+
+
+def _matmul_id(row) -> str:
+    name, _, ranks = row
+    ranks = ranks.values[0] if hasattr(ranks, "values") else ranks
+    return f"{name}-{ranks[0]}d-{ranks[1]}d"
+
+
+def _param(row):
+    name, func, ranks = row
+    if hasattr(ranks, "values"):  # a pytest.param carrying an xfail mark
+        return pytest.param(name, func, ranks.values[0], marks=ranks.marks, id=_matmul_id(row))
+    return pytest.param(name, func, ranks, id=_matmul_id(row))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name, func, ranks", [_param(row) for row in MATMULS])
+@given(data=st.data())
+def test_matmul(name, func, ranks, dtype, data):
+    n, k, m = (data.draw(st.integers(1, 4)) for _ in range(3))
+    batch = data.draw(st.integers(1, 3))
+    ra, rb = ranks
+    sa = {0: (), 1: (k,), 2: (n, k), 3: (data.draw(st.sampled_from([1, batch])), n, k)}[ra]
+    sb = {0: (), 1: (k,), 2: (k, m), 3: (data.draw(st.sampled_from([1, batch])), k, m)}[rb]
+    a = operand(data, sa, ANY, dtype, scalars=name == "np.dot")
+    b = operand(data, sb, ANY, dtype, scalars=name == "np.dot")
+    check(func, (a, b))
+
+
+# -- transpose and reshape with axes / shape as arguments ------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data())
+def test_transpose_dynamic_axes(dtype, data):
+    shape = data.draw(shapes())
+    x = data.draw(values(shape, ANY, dtype))
+    axes = data.draw(st.permutations(range(len(shape))).map(tuple))  # None: see xfail below
+    check(fn.transpose_dynamic, (x, axes))
+
+
+def target_shapes(shape: tuple) -> Any:
+    """Shapes with as many elements as ``shape``: tuples, -1, a bare int."""
+    n = math.prod(shape)
+    choices = [(n,), (-1,), (1, n), (n, 1), (1, -1), n, -1, tuple(reversed(shape))]
+    choices += [shape[:i] + (-1,) + shape[i + 1 :] for i in range(len(shape))]
+    return st.sampled_from(choices)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "func", [fn.reshape_dynamic, fn.method_reshape_dynamic], ids=lambda f: f.__name__
+)
+@given(data=st.data())
+def test_reshape_dynamic_shape(func, dtype, data):
+    shape = data.draw(shapes(int(func in METHODS)))
+    x = data.draw(values(shape, ANY, dtype))
+    check(func, (x, data.draw(target_shapes(shape))))
+
+
+# -- an index that arrives as an argument -----------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data())
+def test_index_dynamic(dtype, data):
+    shape = data.draw(shapes(1))
+    x = data.draw(values(shape, ANY, dtype))
+    i = data.draw(st.integers(-shape[0], shape[0] - 1))
+    i = data.draw(
+        st.sampled_from(
+            [i, np.int64(i), slice(i, None), slice(None, None, -1), (Ellipsis, 0), (None, i)]
+        )
+    )
+    check(fn.index_dynamic, (x, i))
+
+
+# -- Python scalars through builtins ----------------------------------------------------------
+@given(
+    x=st.floats(0.1, 3.0) | st.floats(-3.0, -0.1),
+    y=st.floats(-3.0, 3.0),
+)
+def test_builtins_on_python_floats(x, y):
+    check(fn.builtin_scalars, (x, y))
+
+
+# -- conventions at non-smooth points (documented in numpy_rules.py) --------------------------
+def derivatives(func, args, wrt):
+    """The derivative of sum(func) by forward mode (one tangent per element) and reverse mode."""
+    out = func(*args)
+    reverse = srcgrad.vjp(func, wrt=wrt)(*args, ones_like(out))
+    x = np.asarray(args[wrt], dtype=float)
+    forward = np.zeros(x.shape)
+    for index in np.ndindex(x.shape):
+        tangent = np.zeros(x.shape)
+        tangent[index] = 1.0
+        _, t = srcgrad.jvp(func, wrt=wrt)(*args, tangent)
+        forward[index] = np.sum(t)
+    return forward, np.asarray(reverse)
+
+
+@pytest.mark.parametrize(
+    "func, args, wrt, expected",
+    [
+        pytest.param(fn.np_abs, (np.array([0.0, -2.0, 3.0]),), 0, [0, -1, 1], id="abs-at-0"),
+        pytest.param(fn.builtin_abs, (np.array([0.0, 2.0]),), 0, [0, 1], id="builtin-abs-at-0"),
+        pytest.param(fn.np_maximum, (np.ones(2), np.array([1.0, 0.0])), 0, [0.5, 1], id="max-x"),
+        pytest.param(fn.np_maximum, (np.ones(2), np.array([1.0, 0.0])), 1, [0.5, 0], id="max-y"),
+        pytest.param(fn.np_minimum, (np.ones(2), np.array([1.0, 0.0])), 0, [0.5, 0], id="min-x"),
+        pytest.param(fn.np_minimum, (np.ones(2), np.array([1.0, 2.0])), 1, [0.5, 0], id="min-y"),
+        pytest.param(fn.pow_op, (np.zeros(2), np.array([2.0, 3.0])), 1, [0, 0], id="0**y-dy"),
+        pytest.param(fn.pow_op, (np.zeros(2), np.array([2.0, 1.0])), 0, [0, 1], id="0**y-dx"),
+    ],
+)
+def test_conventions_at_kinks(func, args, wrt, expected):
+    forward, reverse = derivatives(func, args, wrt)
+    np.testing.assert_allclose(forward, expected)
+    np.testing.assert_allclose(reverse, expected)
+
+
+# -- known bugs with fixed reproductions -------------------------------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="srcgrad bug: np.transpose with negative axes: the reverse rule inverts the "
+    "permutation with np.argsort(axes) without normalizing axes mod ndim",
+)
+@pytest.mark.parametrize("static", [True, False], ids=["static-axes", "dynamic-axes"])
+def test_transpose_negative_axes(static):
+    x = np.arange(24.0).reshape(2, 3, 4)
+    if static:
+        check(fn.transpose_negative_axes, (x,))
+    else:
+        check(fn.transpose_dynamic, (x, (-1, 0, 1)))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="srcgrad bug: np.transpose(x, axes) with axes=None passed as an argument: the "
+    "reverse rule computes np.transpose(g, np.argsort(None))",
+)
+def test_transpose_axes_none_as_argument():
+    check(fn.transpose_dynamic, (np.arange(6.0).reshape(2, 3), None))
+
+
+ZERO_D_FORWARD = pytest.mark.xfail(
+    strict=True,
+    reason="srcgrad bug: forward rules that call a method, attribute or index on the tangent "
+    "(x_dot.sum(), x_dot.T, x_dot[None], ...) fail for a Python float tangent, which "
+    "grad(mode='forward') and check_grads pass for a 0-d array argument",
+)
+
+
+@ZERO_D_FORWARD
+@pytest.mark.parametrize(
+    "func",
+    [
+        fn.method_sum,
+        fn.method_mean,
+        fn.method_transpose,
+        fn.attr_T,
+        fn.method_reshape_minus_one,
+        fn.index_new_axis,
+        fn.index_ellipsis_new_axis,
+        fn.attr_shape,
+    ],
+    ids=lambda f: f.__name__,
+)
+def test_forward_mode_with_python_float_tangent_of_0d_array(func):
+    x = np.array(1.5)
+    _, expected = srcgrad.jvp(func)(x, np.array(1.0))  # a 0-d array tangent works
+    _, tangent = srcgrad.jvp(func)(x, 1.0)
+    np.testing.assert_allclose(tangent, expected)
+
+
+@PYTHON_BASE_FLOAT64
+def test_power_python_base_keeps_float32():
+    y = np.linspace(-1, 1, 3, dtype=np.float32)
+    _, tangent = srcgrad.jvp(fn.pow_op, wrt=1)(2.0, y, np.ones_like(y))
+    assert tangent.dtype == np.float32
