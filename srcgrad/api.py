@@ -137,6 +137,10 @@ class Derivative:
         derived = self._derived(ranks, backend)
         if self.kind in ("grad", "value_and_grad") and self.mode == "forward":
             return self._forward_grad(derived, values)
+        if self.kind == "jvp":
+            extras = [
+                _tangent_like(t, values[self._params.index(w)], w) for t, w in zip(extras, self.wrt)
+            ]
         result = derived.function(*values, *extras)
         result = _fresh(result, [*values, *extras])
         wrt_values = [values[self._params.index(w)] for w in self.wrt]
@@ -168,23 +172,26 @@ class Derivative:
         """A gradient by forward mode: one Jacobian-vector product per input element."""
         indices = [self._params.index(w) for w in self.wrt]
         wrt_values = [values[i] for i in indices]
-        zeros = [np.zeros_like(v, dtype=float) if np.ndim(v) else 0.0 for v in wrt_values]
+        zeros = [_zero_tangent(v) for v in wrt_values]
         value = None
         grads = []
         for k, v in enumerate(wrt_values):
             grad = np.zeros(np.shape(v), dtype=np.result_type(v, np.float32))
             for index in np.ndindex(np.shape(v)):
-                basis = np.zeros_like(grad)
-                basis[index] = 1
                 tangents = list(zeros)
-                tangents[k] = basis if np.ndim(v) else 1.0
+                if isinstance(v, np.ndarray):
+                    basis = np.zeros_like(v)
+                    basis[index] = 1
+                    tangents[k] = basis
+                else:
+                    tangents[k] = type(v)(1.0)
                 value, dout = derived.function(*values, *tangents)
                 if np.ndim(dout) != 0:
                     raise ValueError(
                         f"grad requires {self.__name__!r} to return a scalar, but it returned an "
                         f"array of shape {np.shape(dout)}; use srcgrad.vjp or srcgrad.jacobian"
                     )
-                grad[index] = dout
+                grad[index] = float(dout)  # a host number, whatever the backend
             grads.append(_like(grad, v))
         if not wrt_values or value is None:
             value = self.__wrapped__(*values)
@@ -274,6 +281,24 @@ def _like(g: Any, x: Any) -> Any:
     if xp is np and (not out.flags.writeable or 0 in out.strides and out.size > 1):
         out = out.copy()
     return out
+
+
+def _zero_tangent(x: Any) -> Any:
+    return np.zeros_like(x) if isinstance(x, np.ndarray) else type(x)(0.0)
+
+
+def _tangent_like(t: Any, x: Any, name: str) -> Any:
+    """A jvp tangent for argument ``x``: an array where ``x`` is one, shaped like it."""
+    if np.shape(t) != np.shape(x):
+        raise ValueError(
+            f"jvp: the tangent for {name!r} has shape {np.shape(t)} but the argument has shape "
+            f"{np.shape(x)}; pass one tangent shaped like each wrt argument"
+        )
+    if isinstance(x, np.generic):
+        return x.dtype.type(t)
+    if hasattr(x, "dtype") and hasattr(x, "shape") and not hasattr(t, "shape"):
+        return _module_of(x).asarray(t, dtype=x.dtype)
+    return t
 
 
 def _fresh(result: Any, inputs: list[Any]) -> Any:

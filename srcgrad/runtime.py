@@ -75,6 +75,27 @@ def index_adjoint(g, x, index):
     return out
 
 
+def pow_log(x):
+    """``log(x)`` for the derivative of ``x ** y`` in ``y``: 0 where ``x == 0``
+    (JAX's convention), and a Python float for a Python number, so that a
+    float32 exponent keeps a float32 derivative."""
+    if isinstance(x, (int, float)):
+        return float(np.log(x)) if x != 0 else 0.0
+    return np.log(np.where(x == 0, 1, x))
+
+
+def untranspose(g, axes):
+    """The adjoint of ``np.transpose(x, axes)``: ``g`` with the inverse permutation."""
+    if axes is None:
+        return np.transpose(g)
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):  # x.transpose((1, 0, 2))
+        axes = axes[0]
+    inverse = [0] * len(axes)
+    for i, axis in enumerate(axes):
+        inverse[axis % len(axes)] = i
+    return np.transpose(g, tuple(inverse))
+
+
 def check_cotangent(dout, value):
     """Raise unless the cotangent ``dout`` has the shape of the output ``value``."""
     if np.shape(dout) != np.shape(value):

@@ -134,10 +134,13 @@ def _compare_full(func, args, wrt_t, positions, rng, atol, rtol) -> None:
             continue  # one forward pass per element: keep it cheap
         forward = np.zeros(np.shape(x))
         for index in np.ndindex(np.shape(x)):
-            tangents = [np.zeros(np.shape(args[j])) if np.ndim(args[j]) else 0.0 for j in positions]
-            basis = np.zeros(np.shape(x))
-            basis[index] = 1.0
-            tangents[k] = basis if np.ndim(x) else 1.0
+            tangents = [_zero_like(args[j]) for j in positions]
+            basis = _zero_like(x)
+            if isinstance(basis, np.ndarray):
+                basis[index] = 1.0
+            else:
+                basis = 1.0
+            tangents[k] = basis
             _, t = forward_fn(*args, *tangents)
             forward[index] = _inner(u, t)
         diff = np.abs(forward - reverse)
@@ -150,6 +153,12 @@ def _compare_full(func, args, wrt_t, positions, rng, atol, rtol) -> None:
                 f"{func.__name__}: vector-Jacobian product w.r.t. argument {i} differs between "
                 f"modes at index {worst}: forward {forward[worst]!r}, reverse {reverse[worst]!r}"
             )
+
+
+def _zero_like(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, dtype=np.result_type(x, np.float32))
+    return 0.0
 
 
 def _assert_close(what: str, a: Any, b: Any, atol: float, rtol: float) -> None:

@@ -198,16 +198,6 @@ BINARY = [
 ]
 
 
-# A Python-scalar base makes the float32 exponent's derivative float64: see
-# test_power_python_base_keeps_float32 (xfail) below.
-PYTHON_BASE_UPCASTS = {fn.pow_op, fn.np_power, fn.builtin_pow}
-PYTHON_BASE_FLOAT64 = pytest.mark.xfail(
-    strict=True,
-    reason="srcgrad bug: x ** y with x a Python scalar and y float32: the derivative w.r.t. y "
-    "is float64 (np.log(np.where(x == 0, 1, x)) makes a float64 array from Python scalars)",
-)
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name, func, xdom, ydom", BINARY, ids=[row[0] for row in BINARY])
 @given(data=st.data())
@@ -216,8 +206,7 @@ def test_binary(name, func, xdom, ydom, dtype, data):
     scalar_side = data.draw(st.sampled_from([None, "x", "y"]))  # often make one side ()
     sx, sy = (() if scalar_side == "x" else sx), (() if scalar_side == "y" else sy)
     int_side = data.draw(st.sampled_from(["x", "y"]))  # at most one Python int operand
-    python_x = not (dtype is np.float32 and func in PYTHON_BASE_UPCASTS)
-    x = operand(data, sx, xdom, dtype, python=python_x, ints=int_side == "x")
+    x = operand(data, sx, xdom, dtype, python=True, ints=int_side == "x")
     y = operand(data, sy, ydom, dtype, ints=int_side == "y")
     check(func, (x, y))
 
@@ -284,7 +273,7 @@ UNARY = [
     Row("x ** 2", fn.square),
     Row("x ** 3.0", fn.cube_float),
     Row("x ** 0.5", fn.pow_half, POSITIVE),
-    Row("2.0 ** x", fn.rpow_const, **NOT_PYTHON, xfail_f32=PYTHON_BASE_FLOAT64),
+    Row("2.0 ** x", fn.rpow_const, **NOT_PYTHON),
     Row("pow(x, 2)", fn.builtin_pow_const),
     Row("np.maximum(x, 0.0)", fn.maximum_const, AWAY_FROM_0),
     Row("np.minimum(1.0, x)", fn.minimum_const, Domain(exclude=(0.9, 1.1))),
@@ -412,11 +401,6 @@ def test_reduction_dynamic_axis(func, dtype, data):
 
 # -- @, np.matmul, np.dot, .dot(): 1-D and 2-D in all four combinations, batched -------------
 MATMUL_RANKS = [(1, 1), (1, 2), (2, 1), (2, 2), (3, 2), (2, 3), (3, 3), (3, 1), (1, 3)]
-DOT_SCALAR = pytest.mark.xfail(
-    strict=True,
-    reason="srcgrad bug: np.dot with a 0-d operand: reverse rule 'g * b' is not reduced to "
-    "the scalar's shape (numpy_rules._dot_vjp)",
-)
 DOT_RANKS = [
     (1, 1),
     (1, 2),
@@ -425,8 +409,8 @@ DOT_RANKS = [
     (3, 2),
     (3, 1),
     (0, 0),
-    pytest.param((0, 1), marks=DOT_SCALAR),
-    pytest.param((2, 0), marks=DOT_SCALAR),
+    (0, 1),
+    (2, 0),
 ]
 MATMULS = [
     ("@", fn.matmul_op, r) for r in MATMUL_RANKS
@@ -553,12 +537,7 @@ def test_conventions_at_kinks(func, args, wrt, expected):
     np.testing.assert_allclose(reverse, expected)
 
 
-# -- known bugs with fixed reproductions -------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="srcgrad bug: np.transpose with negative axes: the reverse rule inverts the "
-    "permutation with np.argsort(axes) without normalizing axes mod ndim",
-)
+# -- reproductions of fixed bugs -------------------------------------------------------
 @pytest.mark.parametrize("static", [True, False], ids=["static-axes", "dynamic-axes"])
 def test_transpose_negative_axes(static):
     x = np.arange(24.0).reshape(2, 3, 4)
@@ -568,24 +547,10 @@ def test_transpose_negative_axes(static):
         check(fn.transpose_dynamic, (x, (-1, 0, 1)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="srcgrad bug: np.transpose(x, axes) with axes=None passed as an argument: the "
-    "reverse rule computes np.transpose(g, np.argsort(None))",
-)
 def test_transpose_axes_none_as_argument():
     check(fn.transpose_dynamic, (np.arange(6.0).reshape(2, 3), None))
 
 
-ZERO_D_FORWARD = pytest.mark.xfail(
-    strict=True,
-    reason="srcgrad bug: forward rules that call a method, attribute or index on the tangent "
-    "(x_dot.sum(), x_dot.T, x_dot[None], ...) fail for a Python float tangent, which "
-    "grad(mode='forward') and check_grads pass for a 0-d array argument",
-)
-
-
-@ZERO_D_FORWARD
 @pytest.mark.parametrize(
     "func",
     [
@@ -607,7 +572,6 @@ def test_forward_mode_with_python_float_tangent_of_0d_array(func):
     np.testing.assert_allclose(tangent, expected)
 
 
-@PYTHON_BASE_FLOAT64
 def test_power_python_base_keeps_float32():
     y = np.linspace(-1, 1, 3, dtype=np.float32)
     _, tangent = srcgrad.jvp(fn.pow_op, wrt=1)(2.0, y, np.ones_like(y))

@@ -93,7 +93,7 @@ binary([ast.Div, np.divide], "g / y", "-g * ans / y")
 binary(
     [ast.Pow, np.power, builtins.pow],
     "g * y * x ** (y - 1)",
-    "g * ans * np.log(np.where(x == 0, 1, x))",
+    "g * ans * pow_log(x)",
 )
 unary([ast.USub, np.negative], "-g")
 unary([ast.UAdd, np.positive], "g")
@@ -208,7 +208,9 @@ def _dot_vjp(side: str):
     def template(ctx: Context) -> str:
         ra, rb = ctx.rank("a"), ctx.rank("b")
         if ra == 0 or rb == 0:  # np.dot with a scalar is multiplication
-            return "g * b" if side == "a" else "g * a"
+            mine, other = (ra, "b") if side == "a" else (rb, "a")
+            product = f"g * {other}"
+            return product if mine != 0 or (ra == 0 and rb == 0) else f"np.sum({product})"
         if ra is not None and rb is not None and max(ra, rb) <= 2:
             return (_matmul_vjp_a if side == "a" else _matmul_vjp_b)(ctx)
         return f"dot_vjp_{side}(g, a, b)"
@@ -234,12 +236,15 @@ def _transpose_vjp(ctx: Context) -> str:
     try:
         axes = ctx.static("axes")
     except NotStatic:
-        return "np.transpose(g, np.argsort(axes))"
+        return "untranspose(g, axes)"
     if axes is None:
         return "np.transpose(g)"
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):  # x.transpose((1, 0, 2))
         axes = axes[0]
-    return f"np.transpose(g, {tuple(int(i) for i in np.argsort(axes))})"
+    inverse = [0] * len(axes)
+    for i, axis in enumerate(axes):
+        inverse[axis % len(axes)] = i
+    return f"np.transpose(g, {tuple(inverse)})"
 
 
 def _reshape_rank(ctx: Context) -> int | None:
