@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +75,11 @@ class Facts:
     useful: set[str] = field(default_factory=set)
     shapes: dict[str, Shape] = field(default_factory=dict)
     returned: ast.expr | None = None
+    #: each name's definitions (assignments and for loops) with their loop depth
+    definitions: dict[str, list[tuple[ast.stmt, int]]] = field(default_factory=dict)
+    loop_indices: set[str] = field(default_factory=set)
+    #: the shape each assignment's own operation gives (id of the statement -> shape)
+    op_shapes: dict[int, Shape] = field(default_factory=dict)
 
     @property
     def active(self) -> set[str]:
@@ -93,6 +99,18 @@ class Facts:
         return SCALAR
 
 
+def walk_block(body: list[ast.stmt], depth: int = 0) -> Iterator[tuple[ast.stmt, int]]:
+    """Every statement in ``body`` and its nested blocks, in program order, with
+    the number of loops around it."""
+    for stmt in body:
+        yield stmt, depth
+        if isinstance(stmt, ast.If):
+            yield from walk_block(stmt.body, depth)
+            yield from walk_block(stmt.orelse, depth)
+        elif isinstance(stmt, (ast.For, ast.While)):
+            yield from walk_block(stmt.body, depth + 1)
+
+
 def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> Facts:
     """Classify every statement, then compute shapes and activity."""
     facts = Facts()
@@ -104,32 +122,111 @@ def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> F
         key = frozenset() if rank == 0 else frozenset({param.arg})
         facts.shapes[param.arg] = Shape(key, rank)
     body = norm.tree.body
-    for stmt in body[:-1]:
-        assert isinstance(stmt, ast.Assign), ast.dump(stmt)
-        op = classify(stmt, env, facts)
-        facts.ops[stmt] = op
-        facts.shapes[op.target] = _result_shape(op, facts)
     ret = body[-1]
     assert isinstance(ret, ast.Return)
     facts.returned = ret.value
-    # activity: forward for `varied`, backward for `useful` (one pass each, as
-    # every name has exactly one definition and appears after it)
+    assigns = []
+    for stmt, depth in walk_block(body[:-1]):
+        if isinstance(stmt, ast.Assign):
+            facts.ops[stmt] = classify(stmt, env, facts)
+            assigns.append(stmt)
+            facts.definitions.setdefault(stmt.targets[0].id, []).append((stmt, depth))
+        elif isinstance(stmt, ast.For):
+            facts.definitions.setdefault(stmt.target.id, []).append((stmt, depth))
+            facts.loop_indices.add(stmt.target.id)
+        else:
+            assert isinstance(stmt, (ast.If, ast.While, ast.Break, ast.Pass)), ast.dump(stmt)
+    _shapes(facts, assigns)
+    # activity, to a fixed point: a name's value may come from several definitions
     facts.varied = set(wrt)
-    for stmt in body[:-1]:
-        op = facts.ops[stmt]
-        if any(isinstance(a, ast.Name) and a.id in facts.varied for _, a in op.diff_args):
-            facts.varied.add(op.target)
+    changed = True
+    while changed:
+        changed = False
+        for stmt in assigns:
+            op = facts.ops[stmt]
+            if op.target not in facts.varied and any(
+                isinstance(a, ast.Name) and a.id in facts.varied for _, a in op.diff_args
+            ):
+                facts.varied.add(op.target)
+                changed = True
     if isinstance(ret.value, ast.Name):
         facts.useful.add(ret.value.id)
-    for stmt in reversed(body[:-1]):
-        op = facts.ops[stmt]
-        if op.target in facts.useful:
-            facts.useful.update(a.id for _, a in op.diff_args if isinstance(a, ast.Name))
-    for stmt in body[:-1]:
+    changed = True
+    while changed:
+        changed = False
+        for stmt in reversed(assigns):
+            op = facts.ops[stmt]
+            if op.target in facts.useful:
+                new = {a.id for _, a in op.diff_args if isinstance(a, ast.Name)} - facts.useful
+                if new:
+                    facts.useful |= new
+                    changed = True
+    for stmt in assigns:
         op = facts.ops[stmt]
         if op.target in facts.active and (op.rule is None or op.problem):
             raise _no_derivative(norm, op)
     return facts
+
+
+def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:
+    """Broadcast keys and ranks. A name defined more than once, or in a loop, gets
+    its own key, and the rank every definition agrees on, found by optimistic
+    iteration (a definition that reads a name whose rank is not found yet
+    waits for the next round)."""
+    multi = {n for n, defs in facts.definitions.items() if len(defs) > 1 or defs[0][1] > 0}
+    multi -= facts.loop_indices
+    for name in facts.loop_indices:
+        facts.shapes[name] = SCALAR
+    state: dict[str, int | None] = {}  # absent: not known yet
+    conflict = object()
+    for _ in range(20):
+        before = dict(state)
+        for name in multi:
+            rank = state.get(name)
+            facts.shapes[name] = Shape(frozenset({name}), None if rank is conflict else rank)
+        for stmt in assigns:
+            op = facts.ops[stmt]
+            _update_ranks(op, facts)
+            shape = _result_shape(op, facts)
+            facts.op_shapes[id(stmt)] = shape
+            if op.target not in multi:
+                facts.shapes[op.target] = shape
+                continue
+            waiting = any(
+                isinstance(a, ast.Name) and a.id in multi and a.id not in state
+                for a in op.args.values()
+            )
+            if waiting:
+                continue
+            old = state.get(op.target)
+            if op.target not in state:
+                state[op.target] = shape.rank
+            elif old is not conflict and old != shape.rank:
+                state[op.target] = conflict
+            facts.shapes[op.target] = Shape(frozenset({op.target}), _plain(state[op.target]))
+        if state == before:
+            break
+    for name in multi:
+        rank = state.get(name)
+        facts.shapes[name] = Shape(frozenset({name}), None if rank is conflict else rank)
+    for stmt in assigns:
+        _update_ranks(facts.ops[stmt], facts)
+        facts.op_shapes[id(stmt)] = _result_shape(facts.ops[stmt], facts)
+
+
+def _plain(rank: Any) -> int | None:
+    return rank if isinstance(rank, int) else None
+
+
+def _update_ranks(op: Op, facts: Facts) -> None:
+    """Tell a rule's context the ranks of its operands, as known now."""
+    if op.ctx is None:
+        return
+    for p, a in op.args.items():
+        op.ctx.ranks[p] = facts.shape(a).rank
+    for key in op.ctx.ranks:
+        if key.startswith("index:"):
+            op.ctx.ranks[key] = facts.shape(ast.Name(id=key[6:])).rank
 
 
 def _no_derivative(norm: Normalized, op: Op) -> Exception:

@@ -38,19 +38,21 @@ and source text.
 from __future__ import annotations
 
 import ast
+import builtins
+import contextlib
+import copy
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import UnsupportedSyntaxError
+from .exits import lower_exits
 from .naming import Namer, names_in
 from .parse import ParsedFunction
 
 _NOT_YET = "srcgrad does not differentiate {what} yet; {advice}"
 
 _UNSUPPORTED_STMTS: dict[type, tuple[str, str]] = {
-    ast.If: ("`if` statements", "compute both sides and combine them with np.where"),
-    ast.For: ("`for` loops", "write the computation with vectorised numpy operations"),
-    ast.While: ("`while` loops", "write the computation with vectorised numpy operations"),
     ast.Try: ("`try` statements", "move error handling outside the differentiated function"),
     ast.With: ("`with` statements", "move the context manager outside the function"),
     ast.AsyncWith: ("`async with`", "differentiate a plain synchronous function"),
@@ -71,8 +73,6 @@ if hasattr(ast, "Match"):
     _UNSUPPORTED_STMTS[ast.Match] = ("`match` statements", "use numpy operations instead")
 
 _UNSUPPORTED_EXPRS: dict[type, tuple[str, str]] = {
-    ast.IfExp: ("conditional expressions", "use np.where(condition, a, b)"),
-    ast.BoolOp: ("`and`/`or`", "use np.logical_and / np.logical_or or the & and | operators"),
     ast.Lambda: ("lambdas inside the function", "define a function at module level"),
     ast.ListComp: ("list comprehensions", "use vectorised numpy operations"),
     ast.SetComp: ("set comprehensions", "use vectorised numpy operations"),
@@ -136,6 +136,23 @@ class _Normalizer:
         self.origin: dict[ast.stmt, ast.stmt] = {}
         self.user_stmt: ast.stmt | None = None
         self.temps: set[str] = set()
+        self.mutable: set[str] = set()  # names assigned inside if/for/while: never versioned
+
+    @contextlib.contextmanager
+    def block(self, into: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+        """Emit into ``into`` for the duration (the body of an if or a loop)."""
+        outer, self.body = self.body, into
+        try:
+            yield into
+        finally:
+            self.body = outer
+
+    def place(self, stmt: ast.stmt) -> ast.stmt:
+        """Add a compound or control statement to the current block."""
+        ast.copy_location(stmt, self.user_stmt)
+        self.body.append(stmt)
+        self.origin[stmt] = self.user_stmt
+        return stmt
 
     # -- helpers -------------------------------------------------------------
     def fail(self, node: ast.AST, message: str) -> UnsupportedSyntaxError:
@@ -155,7 +172,20 @@ class _Normalizer:
         self.origin[stmt] = self.user_stmt
 
     def assign_user(self, name: str, value: ast.expr) -> None:
-        """Assign to user variable ``name``, versioning it when reassigned."""
+        """Assign to user variable ``name``, versioning it when reassigned.
+
+        A name assigned inside an ``if`` or a loop keeps one name throughout
+        (the transforms record what its reassignment destroys); its new value
+        is never computed from itself in one step (``x = x * 2`` goes through
+        a temporary), so a derivative rule can tell old from new.
+        """
+        if name in self.mutable:
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)):
+                value = ast.Name(id=self.as_temp(value), ctx=ast.Load())
+            self.local.add(name)
+            self.emit(name, value)
+            self.current[name] = name
+            return
         if name in self.current:
             version = self.namer.version(name)
         else:
@@ -178,6 +208,11 @@ class _Normalizer:
         body = tree.body
         if body and _is_docstring(body[0]):
             body = body[1:]
+        lowered = lower_exits(_with_body(tree, body), self.namer)
+        body = lowered.body
+        self.mutable = _assigned_in_compound(body)
+        for name in self.mutable & set(self.current):
+            self.current[name] = name
         returned: ast.expr | None = None
         for i, stmt in enumerate(body):
             self.user_stmt = stmt
@@ -265,8 +300,157 @@ class _Normalizer:
             )
         elif isinstance(stmt, ast.Pass):
             return
+        elif isinstance(stmt, ast.If):
+            self.if_statement(stmt)
+        elif isinstance(stmt, ast.For):
+            self.for_statement(stmt)
+        elif isinstance(stmt, ast.While):
+            self.while_statement(stmt)
+        elif isinstance(stmt, ast.Break):
+            self.place(ast.Break())
+        elif isinstance(stmt, ast.Return):
+            raise self.fail(stmt, "srcgrad supports `return` here only at the end of the function.")
         else:
             raise self.fail(stmt, f"srcgrad does not support `{type(stmt).__name__}` here.")
+
+    def nested(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        """Normalize ``stmts`` into a new block (an if's branch, a loop's body)."""
+        out: list[ast.stmt] = []
+        outer_stmt = self.user_stmt
+        with self.block(out):
+            for stmt in stmts:
+                self.user_stmt = stmt
+                self.statement(stmt)
+        self.user_stmt = outer_stmt
+        return out
+
+    def condition(self, test: ast.expr, branches: list[ast.stmt]) -> ast.Name:
+        """The test of an if, as a name nothing in ``branches`` reassigns."""
+        atom = self.atom(test)
+        if isinstance(atom, ast.Name) and atom.id in _assigned_in_compound(branches, top=True):
+            atom = ast.Name(id=self.as_temp(atom), ctx=ast.Load())
+        if not isinstance(atom, ast.Name):
+            atom = ast.Name(id=self.as_temp(atom, force=True), ctx=ast.Load())
+        return atom
+
+    def if_statement(self, stmt: ast.If) -> None:
+        test = self.condition(stmt.test, [*stmt.body, *stmt.orelse])
+        body = self.nested(stmt.body) or [ast.Pass()]
+        orelse = self.nested(stmt.orelse)
+        self.place(ast.If(test=test, body=body, orelse=orelse))
+
+    def while_statement(self, stmt: ast.While) -> None:
+        """``while test: body`` becomes ``c = test; while c: body; c = test``."""
+        flag = self.temp()
+
+        def evaluate() -> None:
+            self.emit(flag, self.rhs(stmt.test))
+
+        evaluate()
+        body = self.nested(stmt.body)
+        outer_stmt = self.user_stmt
+        with self.block(body):
+            self.user_stmt = stmt
+            evaluate()
+        self.user_stmt = outer_stmt
+        self.place(ast.While(test=ast.Name(id=flag, ctx=ast.Load()), body=body, orelse=[]))
+        if stmt.orelse:  # no break (that was lowered to a flag): the else always runs
+            for inner in stmt.orelse:
+                self.user_stmt = inner
+                self.statement(inner)
+
+    def for_statement(self, stmt: ast.For) -> None:
+        """Every loop runs over a range: ``for i in r: row = X[i]; ...``."""
+        count, items = self.sequence(stmt.iter)
+        target = stmt.target
+        index_name = (
+            target.id if isinstance(target, ast.Name) and items is None else self.namer.fresh("i")
+        )
+        self.mutable.add(index_name)
+        self.local.add(index_name)
+        self.current[index_name] = index_name
+        body: list[ast.stmt] = []
+        with self.block(body):
+            if items is not None:
+                index = ast.Name(id=index_name, ctx=ast.Load())
+                self.assign_target(target, self.rhs_value(items(index)))
+        body.extend(self.nested(stmt.body))
+        loop = ast.For(
+            target=ast.Name(id=index_name, ctx=ast.Store()), iter=count, body=body, orelse=[]
+        )
+        self.place(loop)
+        for inner in stmt.orelse:
+            self.user_stmt = inner
+            self.statement(inner)
+
+    def sequence(self, node: ast.expr) -> tuple[ast.Name, Any]:
+        """What a for loop iterates over: a name holding a range, and how to get
+        the item for an index (None when the items are the range's own)."""
+        call = node if isinstance(node, ast.Call) and not node.keywords else None
+        func = self.builtin_called(call)
+        if func == "range":
+            return self.range_atom([self.atom(a) for a in call.args]), None
+        if func == "reversed" and len(call.args) == 1:
+            inner = call.args[0]
+            if self.builtin_called(inner if isinstance(inner, ast.Call) else None) == "range":
+                r = self.range_atom([self.atom(a) for a in inner.args])
+                return self.as_name(ast.Subscript(value=r, slice=_step(-1), ctx=ast.Load())), None
+            seq = self.atom(inner)
+            r = self.range_atom([self.len_of(seq)])
+            flipped = self.as_name(ast.Subscript(value=r, slice=_step(-1), ctx=ast.Load()))
+            return flipped, lambda i: ast.Subscript(value=seq, slice=i, ctx=ast.Load())
+        if func == "enumerate" and len(call.args) == 1:
+            # positions 0, 1, ... count the items; the underlying index is r[p]
+            r, items = self.sequence(call.args[0])
+            positions = self.range_atom([self.len_of(r)])
+
+            def item(p: ast.expr) -> ast.expr:
+                index = self.as_atom(ast.Subscript(value=r, slice=p, ctx=ast.Load()))
+                value = index if items is None else self.as_atom(items(index))
+                return ast.Tuple(elts=[p, value], ctx=ast.Load())
+
+            return positions, item
+        if func == "zip" and call.args:
+            seqs = [self.atom(a) for a in call.args]
+            lengths = [self.len_of(seq) for seq in seqs]
+            n = lengths[0]
+            if len(lengths) > 1:
+                n = self.as_name(_call("min", lengths))
+            return self.range_atom([n]), lambda i: ast.Tuple(
+                elts=[ast.Subscript(value=q, slice=i, ctx=ast.Load()) for q in seqs],
+                ctx=ast.Load(),
+            )
+        seq = self.atom(node)
+        return self.range_atom([self.len_of(seq)]), lambda i: ast.Subscript(
+            value=seq, slice=i, ctx=ast.Load()
+        )
+
+    def builtin_called(self, call: ast.Call | None) -> str | None:
+        if call is None or not isinstance(call.func, ast.Name):
+            return None
+        name = call.func.id
+        if name in self.current or name not in self.env:
+            return None
+        return name if self.env[name] is getattr(builtins, name, None) else None
+
+    def range_atom(self, args: list[ast.expr]) -> ast.Name:
+        return self.as_name(_call("range", args))
+
+    def len_of(self, seq: ast.expr) -> ast.Name:
+        return self.as_name(_call("len", [seq]))
+
+    def as_name(self, value: ast.expr) -> ast.Name:
+        for name in ("range", "len", "min"):
+            self.env.setdefault(name, getattr(builtins, name))
+        return ast.Name(id=self.as_temp(value, force=True), ctx=ast.Load())
+
+    def rhs_value(self, node: ast.expr) -> ast.expr:
+        """A synthesized item expression (already over atoms) as a core rhs."""
+        if isinstance(node, ast.Tuple):
+            return ast.Tuple(
+                elts=[self.as_atom(self.rhs_value(e)) for e in node.elts], ctx=ast.Load()
+            )
+        return node
 
     def assign_target(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
@@ -312,6 +496,12 @@ class _Normalizer:
         self.emit(name, value)
         return ast.Name(id=name, ctx=ast.Load())
 
+    def as_temp(self, value: ast.expr, force: bool = False) -> str:
+        """A fresh temporary holding ``value``."""
+        name = self.temp()
+        self.emit(name, value)
+        return name
+
     def temp(self) -> str:
         name = self.namer.temp()
         self.temps.add(name)
@@ -344,11 +534,46 @@ class _Normalizer:
         if isinstance(node, ast.BinOp):
             left = self.atom(node.left)
             return ast.BinOp(left=left, op=node.op, right=self.atom(node.right))
+        if isinstance(node, ast.IfExp):
+            result = self.temp()
+            test = self.condition(node.test, [])
+            body: list[ast.stmt] = []
+            orelse: list[ast.stmt] = []
+            with self.block(body):
+                self.emit(result, self.rhs(node.body))
+            with self.block(orelse):
+                self.emit(result, self.rhs(node.orelse))
+            self.place(ast.If(test=test, body=body, orelse=orelse))
+            return ast.Name(id=result, ctx=ast.Load())
+        if isinstance(node, ast.BoolOp):
+            # a and b: the value of a if it is false, else the value of b
+            result = self.temp()
+            self.emit(result, self.rhs(node.values[0]))
+            for value in node.values[1:]:
+                rest: list[ast.stmt] = []
+                with self.block(rest):
+                    self.emit(result, self.rhs(value))
+                test = ast.Name(id=result, ctx=ast.Load())
+                if isinstance(node.op, ast.And):
+                    self.place(ast.If(test=test, body=rest, orelse=[]))
+                else:
+                    self.place(ast.If(test=test, body=[ast.Pass()], orelse=rest))
+            return ast.Name(id=result, ctx=ast.Load())
+        if isinstance(node, ast.Compare) and len(node.ops) > 1:
+            # a < b < c: (a < b) and (b < c), with b evaluated once
+            result = self.temp()
+            left = self.atom(node.left)
+            right = self.atom(node.comparators[0])
+            self.emit(result, ast.Compare(left=left, ops=[node.ops[0]], comparators=[right]))
+            for op, comparator in zip(node.ops[1:], node.comparators[1:]):
+                rest = []
+                with self.block(rest):
+                    nxt = self.atom(comparator)
+                    self.emit(result, ast.Compare(left=right, ops=[op], comparators=[nxt]))
+                self.place(ast.If(test=ast.Name(id=result, ctx=ast.Load()), body=rest, orelse=[]))
+                right = nxt
+            return ast.Name(id=result, ctx=ast.Load())
         if isinstance(node, ast.Compare):
-            if len(node.ops) != 1:
-                raise self.fail(
-                    node, "chained comparisons are not supported yet; split them with &."
-                )
             left = self.atom(node.left)
             return ast.Compare(
                 left=left, ops=node.ops, comparators=[self.atom(node.comparators[0])]
@@ -397,6 +622,31 @@ class _Normalizer:
         if isinstance(node, ast.Tuple):
             return ast.Tuple(elts=[self.index(e) for e in node.elts], ctx=ast.Load())
         return self.atom(node)
+
+
+def _call(name: str, args: list[ast.expr]) -> ast.Call:
+    return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=list(args), keywords=[])
+
+
+def _step(step: int) -> ast.Slice:
+    return ast.Slice(lower=None, upper=None, step=ast.Constant(step))
+
+
+def _with_body(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionDef:
+    new = copy.copy(tree)
+    new.body = body
+    return new
+
+
+def _assigned_in_compound(stmts: list[ast.stmt], top: bool = False) -> set[str]:
+    """Names assigned inside if/for/while statements (or anywhere, if ``top``)."""
+    found: set[str] = set()
+    for stmt in stmts:
+        if top or isinstance(stmt, (ast.If, ast.For, ast.While)):
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    found.add(node.id)
+    return found
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:

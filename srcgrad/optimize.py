@@ -1,7 +1,7 @@
 """Stage 5, optimize: passes that make generated code as short as a careful
 person's, without changing what it computes.
 
-In and out: a generated ``ast.FunctionDef`` (its body straight-line code).
+In and out: a generated ``ast.FunctionDef`` (straight-line code, ifs and loops).
 Each pass is a function ``body -> (body, changed)``; :func:`optimize` runs
 them to a fixed point:
 
@@ -25,11 +25,9 @@ import ast
 import copy
 import operator
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Iterator
 
 from .builder import is_comment
-
-Pass = Callable[[list[ast.stmt], set[str]], tuple[list[ast.stmt], bool]]
 
 
 def optimize(func: ast.FunctionDef, temporaries: set[str] = frozenset()) -> ast.FunctionDef:
@@ -51,10 +49,26 @@ def optimize(func: ast.FunctionDef, temporaries: set[str] = frozenset()) -> ast.
 
 # -- helpers -----------------------------------------------------------------------------
 def reads(node: ast.AST) -> list[str]:
-    """Names a statement or expression reads."""
+    """Names a statement (with its nested blocks) or expression reads."""
     if isinstance(node, ast.Assign):
         node = node.value
     return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+
+
+def own_reads(stmt: ast.stmt) -> list[str]:
+    """Names a statement reads itself, not in its nested blocks."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return reads(stmt.test)
+    if isinstance(stmt, ast.For):
+        return reads(stmt.iter)
+    return reads(stmt)
+
+
+def writes(node: ast.AST) -> list[str]:
+    """Names a statement (with its nested blocks) assigns."""
+    return [
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    ]
 
 
 def target(stmt: ast.stmt) -> str | None:
@@ -63,8 +77,28 @@ def target(stmt: ast.stmt) -> str | None:
     return None
 
 
-def _flat(body: list[ast.stmt]) -> bool:
-    return all(isinstance(s, (ast.Assign, ast.Expr, ast.Return)) for s in body)
+def blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    """``body`` and every block nested in it (if branches, loop bodies)."""
+    yield body
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            yield from blocks(stmt.body)
+            yield from blocks(stmt.orelse)
+        elif isinstance(stmt, (ast.For, ast.While)):
+            yield from blocks(stmt.body)
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for block in blocks(body):
+        yield from block
+
+
+def _pure(value: ast.expr) -> bool:
+    """Whether evaluating ``value`` has no effect but its result (a tape pop has)."""
+    return not any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "pop"
+        for n in ast.walk(value)
+    )
 
 
 class _Replace(ast.NodeTransformer):
@@ -89,7 +123,7 @@ def _is_zeros_like(value: ast.expr) -> bool:
 
 # -- passes ------------------------------------------------------------------------------
 def fold_first_accumulation(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
-    """``v = zeros_like(x)`` followed by ``v = v + c`` (first reader) is ``v = c``.
+    """``v = zeros_like(x)`` followed (in the same block) by ``v = v + c`` is ``v = c``.
 
     Before::                      After::
 
@@ -97,35 +131,33 @@ def fold_first_accumulation(body: list[ast.stmt], params: set[str]) -> tuple[lis
         ...                           x_bar = y_bar * 2
         x_bar = x_bar + y_bar * 2
     """
-    if not _flat(body):
-        return body, False
-    body = list(body)
     changed = False
-    i = 0
-    while i < len(body):
-        v = target(body[i])
-        if v is None or not _is_zeros_like(body[i].value):
-            i += 1
-            continue
-        for j in range(i + 1, len(body)):
-            stmt = body[j]
-            if v not in reads(stmt) and target(stmt) != v:
+    for block in blocks(body):
+        i = 0
+        while i < len(block):
+            v = target(block[i])
+            if v is None or not _is_zeros_like(block[i].value):
+                i += 1
                 continue
-            value = stmt.value if isinstance(stmt, ast.Assign) else None
-            if (
-                target(stmt) == v
-                and isinstance(value, ast.BinOp)
-                and isinstance(value.op, ast.Add)
-                and isinstance(value.left, ast.Name)
-                and value.left.id == v
-                and v not in reads(value.right)
-            ):
-                body[j] = ast.Assign(targets=stmt.targets, value=value.right)
-                del body[i]
-                changed = True
-                i -= 1
-            break
-        i += 1
+            for j in range(i + 1, len(block)):
+                stmt = block[j]
+                if v not in reads(stmt) and v not in writes(stmt):
+                    continue
+                value = stmt.value if isinstance(stmt, ast.Assign) else None
+                if (
+                    target(stmt) == v
+                    and isinstance(value, ast.BinOp)
+                    and isinstance(value.op, ast.Add)
+                    and isinstance(value.left, ast.Name)
+                    and value.left.id == v
+                    and v not in reads(value.right)
+                ):
+                    block[j] = ast.Assign(targets=stmt.targets, value=value.right)
+                    del block[i]
+                    changed = True
+                    i -= 1
+                break
+            i += 1
     return body, changed
 
 
@@ -137,35 +169,50 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
         y_bar = 1.0              x_bar = 2.0 * np.cos(x)
         t_bar = y_bar
         x_bar = 2.0 * t_bar * np.cos(x)
+
+    Only where ``a`` has this one definition and every read of it follows in
+    the same block, and ``b`` does not change before those reads.
     """
-    if not _flat(body):
-        return body, False
-    assigned = Counter(t for t in map(target, body) if t is not None)
-    uses = Counter(n for s in body for n in reads(s))
-    for i, stmt in enumerate(body):
-        a = target(stmt)
-        if a is None or a in params or assigned[a] != 1:
-            continue
-        value = stmt.value
-        if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
-            new: ast.expr = value
-        elif isinstance(value, ast.Name) and (value.id in params or assigned[value.id] == 1):
-            b = value.id
-            definition = next((k for k in range(i) if target(body[k]) == b), None)
-            if definition is not None and uses[b] == 1 and b not in params:
-                # b was made only to be copied into a: give its definition a's name
-                body = list(body)
-                body[definition] = ast.Assign(
-                    targets=[ast.Name(id=a, ctx=ast.Store())], value=body[definition].value
-                )
-                del body[i]
-                return body, True
-            new = value
-        else:
-            continue
-        replace = _Replace(a, new)
-        rest = [replace.visit(s) for s in body[i + 1 :]]
-        return body[:i] + rest, True
+    assigned = Counter(n for s in _statements(body) for n in writes(s) if target(s) or True)
+    uses = Counter(n for s in _statements(body) for n in own_reads(s))
+    for block in blocks(body):
+        for i, stmt in enumerate(block):
+            a = target(stmt)
+            if a is None or a in params or assigned[a] != 1:
+                continue
+            rest = block[i + 1 :]
+            later_uses = sum(1 for s in rest for n in reads(s) if n == a)
+            if later_uses != uses[a]:
+                continue  # read before its definition, or in another block
+            value = stmt.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
+                new: ast.expr = value
+            elif isinstance(value, ast.Name) and value.id not in {
+                w for s in rest for w in writes(s)
+            }:
+                b = value.id
+                definition = next((k for k in range(i) if target(block[k]) == b), None)
+                if (
+                    definition is not None
+                    and uses[b] == 1
+                    and assigned[b] == 1
+                    and b not in params
+                    and _pure(block[definition].value)
+                    and not any(a in reads(s) or a in writes(s) for s in block[definition + 1 : i])
+                ):
+                    # b was made only to be copied into a: give its definition a's name
+                    block[definition] = ast.Assign(
+                        targets=[ast.Name(id=a, ctx=ast.Store())], value=block[definition].value
+                    )
+                    del block[i]
+                    return body, True
+                new = value
+            else:
+                continue
+            replace = _Replace(a, new)
+            block[i + 1 :] = [replace.visit(s) for s in rest]
+            del block[i]
+            return body, True
     return body, False
 
 
@@ -259,28 +306,62 @@ def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bo
 
 
 def eliminate_dead_code(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
-    """Drop assignments whose value is never read, and comments left heading nothing."""
-    if not _flat(body):
-        return body, False
-    live: set[str] = set()
-    kept: list[ast.stmt] = []
-    changed = False
-    for stmt in reversed(body):
-        t = target(stmt)
-        if t is not None and t not in live:
-            changed = True
-            continue
-        if is_comment(stmt) and (
-            not kept or is_comment(kept[-1]) or isinstance(kept[-1], ast.Return)
-        ):
-            changed = True
-            continue
-        if t is not None:
-            live.discard(t)
-        live.update(reads(stmt))
-        kept.append(stmt)
-    kept.reverse()
-    return kept, changed
+    """Drop assignments whose value is never read (by liveness, loops included),
+    and comments left heading nothing."""
+    state = {"changed": False}
+
+    def live_in(block: list[ast.stmt], live: set[str], prune: bool) -> set[str]:
+        live = set(live)
+        kept: list[ast.stmt] = []
+        for stmt in reversed(block):
+            t = target(stmt)
+            if t is not None:
+                if t not in live and _pure(stmt.value):
+                    if prune:
+                        state["changed"] = True
+                    continue
+                live.discard(t)
+                live.update(reads(stmt))
+            elif isinstance(stmt, ast.If):
+                body_in = live_in(stmt.body, live, prune)
+                else_in = live_in(stmt.orelse, live, prune)
+                if prune and not _meaningful(stmt.body) and not _meaningful(stmt.orelse):
+                    state["changed"] = True
+                    continue
+                if prune and not stmt.body:
+                    stmt.body = [ast.Pass()]
+                live = body_in | else_in | set(reads(stmt.test))
+            elif isinstance(stmt, (ast.For, ast.While)):
+                header = set(own_reads(stmt))
+                loop_live = live | header
+                for _ in range(len(block) + 50):
+                    again = live | header | live_in(stmt.body, loop_live, False)
+                    if again == loop_live:
+                        break
+                    loop_live = again
+                live_in(stmt.body, loop_live, prune)
+                if prune and isinstance(stmt, ast.For) and not _meaningful(stmt.body):
+                    state["changed"] = True
+                    continue
+                live = loop_live
+            elif is_comment(stmt):
+                if prune and (not kept or is_comment(kept[-1]) or isinstance(kept[-1], ast.Return)):
+                    state["changed"] = True
+                    continue
+            else:
+                live.update(reads(stmt))
+            kept.append(stmt)
+        if prune:
+            kept.reverse()
+            block[:] = kept
+        return live
+
+    live_in(body, set(), True)
+    return body, state["changed"]
+
+
+def _meaningful(block: list[ast.stmt]) -> bool:
+    return any(not isinstance(s, ast.Pass) and not is_comment(s) for s in block)
 
 
 #: the longest statement (without indentation) inlining may produce
@@ -296,34 +377,42 @@ def inline_temporaries(body: list[ast.stmt], temporaries: set[str]) -> list[ast.
         t2 = np.exp(-t1)
 
     Only names in ``temporaries`` (made by the compiler, never the user's),
-    only within one straight-line block, only where no operand changes in
-    between and the merged statement stays within ``LINE_LIMIT``.
+    defined once and read in a later simple statement of the same block,
+    where no operand changes in between and the merged statement stays within
+    ``LINE_LIMIT``.
     """
-    if not _flat(body):
-        return body
-    body = list(body)
-    i = 0
-    while i < len(body):
-        a = target(body[i])
-        if a is None or a not in temporaries:
-            i += 1
-            continue
-        all_reads = Counter(n for s in body for n in reads(s))
-        assigned = [k for k, s in enumerate(body) if target(s) == a]
-        users = [k for k, s in enumerate(body) if a in reads(s)]
-        if all_reads[a] != 1 or assigned != [i] or len(users) != 1 or users[0] <= i:
-            i += 1
-            continue
-        j = users[0]
-        operands = set(reads(body[i].value))
-        if any(target(body[k]) in operands for k in range(i + 1, j)):
-            i += 1
-            continue
-        merged = _Replace(a, body[i].value).visit(copy.deepcopy(body[j]))
-        if len(ast.unparse(ast.fix_missing_locations(merged))) > LINE_LIMIT:
-            i += 1
-            continue
-        body[j] = merged
-        del body[i]
-        i = 0  # earlier temporaries may now be inlinable
+    changed = True
+    while changed:
+        changed = False
+        all_reads = Counter(n for s in _statements(body) for n in own_reads(s))
+        assigned = Counter(n for s in _statements(body) for n in writes(s))
+        for block in blocks(body):
+            for i, stmt in enumerate(block):
+                a = target(stmt)
+                if a is None or a not in temporaries or all_reads[a] != 1 or assigned[a] != 1:
+                    continue
+                if not _pure(stmt.value):
+                    continue
+                users = [k for k in range(i + 1, len(block)) if a in reads(block[k])]
+                if len(users) != 1:
+                    continue
+                j = users[0]
+                if not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)):
+                    continue
+                operands = set(reads(stmt.value))
+                if any(operands & set(writes(block[k])) for k in range(i + 1, j)):
+                    continue
+                if any(
+                    not _pure(getattr(block[k], "value", ast.Constant(0))) for k in range(i + 1, j)
+                ):
+                    continue  # keep the order of tape pops
+                merged = _Replace(a, stmt.value).visit(copy.deepcopy(block[j]))
+                if len(ast.unparse(ast.fix_missing_locations(merged))) > LINE_LIMIT:
+                    continue
+                block[j] = merged
+                del block[i]
+                changed = True
+                break
+            if changed:
+                break
     return body

@@ -4,21 +4,37 @@ In:  a normalized function, its :class:`~srcgrad.analyze.Facts`, the
 ``wrt`` parameters, a :class:`~srcgrad.builder.Builder` and what to return
 (``kind``: ``"grad"``, ``"value_and_grad"`` or ``"vjp"``).
 Out: a function that runs the primal sweep, then the adjoint sweep: the
-active statements in reverse order, each accumulating its operands'
-adjoints, under a comment naming the user's line it differentiates::
+statements in reverse order, each active one accumulating its operands'
+adjoints under a comment naming the user's line; branches replayed by their
+recorded condition, loops run backwards::
 
-    t1 = x @ w                t1 = x @ w
-    y = np.tanh(t1)   ==>     y = np.tanh(t1)
-    return y                  y_bar = 1.0
-                              # grad of: y = np.tanh(x @ w)
-                              t1_bar = y_bar * (1 - y * y)
-                              w_bar = x.T @ t1_bar
-                              return w_bar
+    h = h0                                tape = []
+    for t in range(n):                    h = h0
+        h = np.tanh(h @ W)       ==>      for t in range(n):
+    return np.sum(h)                          tape.append(h)
+                                              h = np.tanh(h @ W)
+                                          h_bar = np.full_like(h, 1.0)
+                                          W_bar = np.zeros_like(W)
+                                          for t in reversed(range(n)):
+                                              t1_bar = h_bar * (1 - h * h)
+                                              h = tape.pop()
+                                              h_bar = t1_bar @ W.T
+                                              W_bar = W_bar + h.T @ t1_bar
+                                          h0_bar = h_bar
 
-Adjoints start as ``zeros_like`` and accumulate with ``+``; the optimizer
-turns each first accumulation into a plain assignment and drops what is
-never read. Every name has one definition, so no value needs recording:
-the primal values a rule reads are all still there.
+What the adjoint sweep reads must hold, when it is read, the value it had
+when the primal statement ran. The primal sweep keeps that true by pushing a
+name's old value on a tape (a list local to the call) just before an
+assignment destroys it, for names the adjoint reads; the adjoint sweep pops
+it back right after that assignment's adjoint. Names with one definition
+outside loops are never pushed; loop indices are restored by the reversed
+loop; cheap views (``xs[t]``) are recomputed rather than recorded. Loop trip
+counts are recorded where a loop may stop early (``break``) or has no range
+(``while``).
+
+Adjoints start at zero where their name's live range starts in reverse, and
+accumulate with ``+``; the optimizer turns each first accumulation into a
+plain assignment and drops what is never read.
 """
 
 from __future__ import annotations
@@ -27,7 +43,7 @@ import ast
 import copy
 import dataclasses
 
-from .analyze import Facts
+from .analyze import Facts, walk_block
 from .builder import Builder, add, assign, comment, name
 from .normalize import Normalized
 from .rules import instantiate
@@ -39,59 +55,429 @@ def reverse(
     norm: Normalized, facts: Facts, wrt: list[str], builder: Builder, kind: str
 ) -> ast.FunctionDef:
     assert kind in KINDS, kind
-    active = facts.active
-    core = norm.tree.body[:-1]
-    body: list[ast.stmt] = [copy.deepcopy(stmt) for stmt in core]
-    out = facts.returned
-    params = [a.arg for a in norm.tree.args.args]
-    out_active = isinstance(out, ast.Name) and out.id in active
-    seed_name = (
-        builder.adjoint(out.id) if isinstance(out, ast.Name) else builder.namer.fresh("out_bar")
-    )
-    if kind != "vjp" and facts.shape(out).rank is None:
-        body.append(ast.Expr(value=builder.call("check_scalar", copy.deepcopy(out))))
-    if kind == "vjp":
-        check = builder.call("check_cotangent", name(seed_name), copy.deepcopy(out))
-        body.append(ast.Expr(value=check))
-    # adjoint sweep: every active name starts at zero
-    defined = [w for w in wrt] + [facts.ops[s].target for s in core]
-    for v in defined:
-        if v in active and not (v == getattr(out, "id", None)):
-            body.append(assign(builder.adjoint(v), builder.xp_call("zeros_like", name(v))))
-    if kind != "vjp" and out_active:
-        body.append(assign(seed_name, ast.Constant(1.0)))
-    # shapes for unbroadcast are read off the user's own variables where possible
-    named = params + [facts.ops[s].target for s in core if facts.ops[s].target not in norm.temps]
-    last_origin = None
-    for stmt in reversed(core):
-        op = facts.ops[stmt]
-        if op.target not in active:
-            continue
-        origin = norm.origin.get(stmt)
-        if origin is not last_origin:
-            body.append(comment(f"grad of: {norm.origin_text(stmt)}"))
-            last_origin = origin
-        g = name(builder.adjoint(op.target))
-        for param, atom in op.diff_args:
-            if not (isinstance(atom, ast.Name) and atom.id in active):
-                continue
-            ctx = dataclasses.replace(op.ctx, param=param, symbols=builder.symbols(g, op.target))
-            contribution = instantiate(op.rule.vjp[param], ctx)
-            if op.rule.elementwise and facts.shape(atom).key != facts.shapes[op.target].key:
-                contribution = builder.call("unbroadcast", contribution, name(atom.id))
-            contribution = builder.with_witnesses(contribution, named)
-            target = builder.adjoint(atom.id)
-            body.append(assign(target, add(name(target), contribution)))
-    grads: list[ast.expr] = []
-    for w in wrt:
-        if w in active or (out_active and w == out.id):
-            grads.append(name(builder.adjoint(w)))
+    return _Reverse(norm, facts, wrt, builder).function(kind)
+
+
+def _loads(nodes: list[ast.AST]) -> set[str]:
+    return {
+        n.id
+        for node in nodes
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+
+
+def _uses(stmt: ast.stmt) -> list[str]:
+    """Names a core statement reads itself (not in its nested blocks)."""
+    if isinstance(stmt, ast.Assign):
+        return list(_loads([stmt.value]))
+    if isinstance(stmt, (ast.If, ast.While)):
+        return list(_loads([stmt.test]))
+    if isinstance(stmt, ast.For):
+        return list(_loads([stmt.iter]))
+    if isinstance(stmt, ast.Return):
+        return list(_loads([stmt.value]))
+    return []
+
+
+def _flatten(block: list[ast.stmt]) -> list[ast.AST]:
+    """Simple statements of ``block`` and the headers of its compound ones."""
+    out: list[ast.AST] = []
+    for stmt in block:
+        if isinstance(stmt, ast.If):
+            out.append(stmt.test)
+            out.extend(_flatten(stmt.body) + _flatten(stmt.orelse))
+        elif isinstance(stmt, (ast.For, ast.While)):
+            out.append(stmt.iter if isinstance(stmt, ast.For) else stmt.test)
+            out.extend(_flatten(stmt.body))
         else:
-            grads.append(builder.xp_call("zeros_like", name(w)))
-    result: ast.expr = grads[0] if len(grads) == 1 else ast.Tuple(elts=grads, ctx=ast.Load())
-    if kind == "value_and_grad":
-        result = ast.Tuple(elts=[copy.deepcopy(out), result], ctx=ast.Load())
-    body.append(ast.Return(value=result))
-    extra = [seed_name] if kind == "vjp" else []
-    prefix = {"grad": "grad", "value_and_grad": "value_and_grad", "vjp": "vjp"}[kind]
-    return builder.function(f"{prefix}_{norm.tree.name}", params + extra, body)
+            out.append(stmt)
+    return out
+
+
+def _is_zeroing(stmt: ast.stmt) -> bool:
+    """``v_bar = np.zeros_like(v)``: its read of ``v`` needs no recording (at a
+    live range's start ``v`` holds the right value; resets follow a pop)."""
+    value = getattr(stmt, "value", None)
+    return (
+        isinstance(stmt, ast.Assign)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "zeros_like"
+    )
+
+
+def _assigned(block: list[ast.stmt]) -> list[str]:
+    return [
+        n.id
+        for stmt in block
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    ]
+
+
+def _has_break(body: list[ast.stmt]) -> bool:
+    return any(isinstance(s, ast.Break) for s, _ in _walk_same_loop(body))
+
+
+def _walk_same_loop(body: list[ast.stmt]):
+    for stmt in body:
+        yield stmt, 0
+        if isinstance(stmt, ast.If):
+            yield from _walk_same_loop(stmt.body)
+            yield from _walk_same_loop(stmt.orelse)
+
+
+class _Reverse:
+    def __init__(self, norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) -> None:
+        self.norm = norm
+        self.facts = facts
+        self.wrt = wrt
+        self.builder = builder
+        self.active = facts.active
+        self.params = [a.arg for a in norm.tree.args.args]
+        self.core = norm.tree.body[:-1]
+        self.tape = ""
+        self.counters: dict[int, str] = {}  # id(loop) -> its trip counter
+        self.last_origin: ast.stmt | None = None
+        self._scopes()
+        self.remat = self._rematerializable()
+        # names whose shapes unbroadcast and full_like may read instead of temporaries
+        self.named = self.params + [
+            n for n in facts.definitions if n not in norm.temps and n not in facts.loop_indices
+        ]
+        self.position: dict[int, int] = {}
+        self.depth: dict[int, int] = {}
+        for k, (stmt, depth) in enumerate(walk_block(self.core)):
+            self.position[id(stmt)] = k
+            self.depth[id(stmt)] = depth
+        self.pushed: set[int] = set()
+        self.needed: set[str] = set()
+        adjoint, _ = self._adjoint(self.core, self.norm.tree.body, 0)  # first pass: what is read
+        self.needed = _loads([s for s in _flatten(adjoint) if not _is_zeroing(s)])
+        self.pushed = self._pushes()
+
+    # -- facts about names ---------------------------------------------------------------
+    def _scopes(self) -> None:
+        """For every active name, the block its adjoint lives in and how it starts.
+
+        ``self.home[v]`` is the innermost block holding every definition and use
+        of ``v``; ``self.simple`` holds the names all of whose definitions are
+        statements of that block, before any use: their adjoint starts at zero
+        at the reversed block's start and needs no reset.
+        """
+        uses: dict[str, list[list[ast.stmt]]] = {}
+        defs: dict[str, list[list[ast.stmt]]] = {}
+        order: dict[str, list[tuple[int, str]]] = {}  # block id -> first def/use positions
+        chain: dict[int, list[int]] = {}  # block id -> ids of blocks enclosing it (outer first)
+        self.blocks: dict[int, list[ast.stmt]] = {}
+        self.loop_of: dict[int, ast.stmt] = {}
+
+        def visit(block: list[ast.stmt], parents: list[int]) -> None:
+            bid = id(block)
+            self.blocks[bid] = block
+            chain[bid] = parents + [bid]
+            for stmt in block:
+                for n in _uses(stmt):
+                    uses.setdefault(n, []).append(block)
+                    order.setdefault(n, []).append((bid, "use"))
+                if isinstance(stmt, ast.Assign):
+                    t = stmt.targets[0].id
+                    defs.setdefault(t, []).append(block)
+                    order.setdefault(t, []).append((bid, "def"))
+                if isinstance(stmt, ast.If):
+                    visit(stmt.body, chain[bid])
+                    visit(stmt.orelse, chain[bid])
+                elif isinstance(stmt, (ast.For, ast.While)):
+                    self.loop_of[id(stmt.body)] = stmt
+                    visit(stmt.body, chain[bid])
+
+        top = self.norm.tree.body
+        visit(top, [])
+        self.home: dict[str, int] = {}
+        self.simple: set[str] = set()
+        for v in self.active | set(self.wrt):
+            if v in self.params or v in self.facts.loop_indices:
+                self.home[v] = id(top)
+                continue
+            blocks = [chain[id(b)] for b in defs.get(v, []) + uses.get(v, [])]
+            common = blocks[0] if blocks else [id(top)]
+            for c in blocks[1:]:
+                k = 0
+                while k < min(len(common), len(c)) and common[k] == c[k]:
+                    k += 1
+                common = common[:k]
+            home = common[-1] if common else id(top)
+            self.home[v] = home
+            events = [kind for bid, kind in order.get(v, []) if bid == home or kind == "use"]
+            direct = all(id(b) == home for b in defs.get(v, []))
+            if direct and events and events[0] == "def":
+                self.simple.add(v)
+
+    def _enclosing_loops(self) -> dict[int, list[str]]:
+        """For every assignment, the indices of the for loops around it."""
+        found: dict[int, list[str]] = {}
+
+        def visit(block: list[ast.stmt], indices: list[str]) -> None:
+            for stmt in block:
+                if isinstance(stmt, ast.Assign):
+                    found[id(stmt)] = indices
+                elif isinstance(stmt, ast.If):
+                    visit(stmt.body, indices)
+                    visit(stmt.orelse, indices)
+                elif isinstance(stmt, ast.For):
+                    visit(stmt.body, indices + [stmt.target.id])
+                elif isinstance(stmt, ast.While):
+                    visit(stmt.body, indices)
+
+        visit(self.core, [])
+        return found
+
+    def _rematerializable(self) -> dict[str, ast.expr]:
+        """Temporaries that are cheap views of values that do not change before
+        their adjoint runs (``t2 = xs[t]`` in a loop over ``t``): the adjoint
+        recomputes them instead of recording them."""
+        loops = self._enclosing_loops()
+        out: dict[str, ast.expr] = {}
+        for v, defs in self.facts.definitions.items():
+            if v not in self.norm.temps or len(defs) != 1:
+                continue
+            stmt = defs[0][0]
+            if not isinstance(stmt, ast.Assign):
+                continue
+            value = stmt.value
+            if not isinstance(value, (ast.Subscript, ast.Attribute)):
+                continue
+            if isinstance(value, ast.Attribute) and value.attr != "T":
+                continue
+            stable = True
+            for n in _loads([value]):
+                n_defs = self.facts.definitions.get(n, [])
+                if n in self.facts.loop_indices:
+                    stable = stable and n in loops.get(id(stmt), [])
+                elif len(n_defs) > 1 or any(depth > 0 for _, depth in n_defs):
+                    stable = False
+            if stable and self.home.get(v, id(self.norm.tree.body)) is not None:
+                out[v] = value
+        return out
+
+    def _pushes(self) -> set[int]:
+        """The assignments that must push the value they overwrite: those to a
+        name the adjoint reads that may already hold a value there. A name
+        pushed where it may be unbound is bound to None at the start."""
+        pushed: set[int] = set()
+        preset: set[str] = set()
+
+        def walk(block: list[ast.stmt], maybe: set[str], sure: set[str]) -> tuple[set, set]:
+            for stmt in block:
+                if isinstance(stmt, ast.Assign):
+                    v = stmt.targets[0].id
+                    if v in self.needed and v in maybe and v not in self.facts.loop_indices:
+                        pushed.add(id(stmt))
+                        if v not in sure:
+                            preset.add(v)
+                    maybe = maybe | {v}
+                    sure = sure | {v}
+                elif isinstance(stmt, ast.If):
+                    m1, s1 = walk(stmt.body, maybe, sure)
+                    m2, s2 = walk(stmt.orelse, maybe, sure)
+                    maybe, sure = m1 | m2, s1 & s2
+                elif isinstance(stmt, (ast.For, ast.While)):
+                    names = set(_assigned(stmt.body))
+                    if isinstance(stmt, ast.For):
+                        names.add(stmt.target.id)
+                    inner = maybe | names  # what earlier iterations may have left
+                    walk(stmt.body, inner, sure)
+                    maybe = inner
+            return maybe, sure
+
+        params = set(self.params)
+        walk(self.core, params, params)
+        self.preset = sorted(preset - params)
+        return pushed
+
+    # -- the two sweeps --------------------------------------------------------------------
+    def _push(self, v: str) -> ast.stmt:
+        if not self.tape:
+            self.tape = self.builder.namer.fresh("tape")
+        push = ast.Attribute(value=name(self.tape), attr="append", ctx=ast.Load())
+        return ast.Expr(value=ast.Call(func=push, args=[name(v)], keywords=[]))
+
+    def _pop(self, v: str) -> ast.stmt:
+        pop = ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load())
+        return assign(v, ast.Call(func=pop, args=[], keywords=[]))
+
+    def _counter(self, loop: ast.stmt) -> str | None:
+        if isinstance(loop, ast.While) or (isinstance(loop, ast.For) and _has_break(loop.body)):
+            if id(loop) not in self.counters:
+                self.counters[id(loop)] = self.builder.namer.fresh("trips")
+            return self.counters[id(loop)]
+        return None
+
+    def _primal(self, block: list[ast.stmt], depth: int) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in block:
+            if isinstance(stmt, ast.Assign):
+                if id(stmt) in self.pushed:
+                    out.append(self._push(stmt.targets[0].id))
+                out.append(copy.deepcopy(stmt))
+            elif isinstance(stmt, ast.If):
+                new = copy.copy(stmt)
+                new.body = self._primal(stmt.body, depth) or [ast.Pass()]
+                new.orelse = self._primal(stmt.orelse, depth)
+                out.append(new)
+            elif isinstance(stmt, (ast.For, ast.While)):
+                counter = self._counter(stmt)
+                body = self._primal(stmt.body, depth + 1)
+                if counter:
+                    if depth > 0:
+                        out.append(self._push(counter))
+                    out.append(assign(counter, ast.Constant(0)))
+                    one = ast.BinOp(left=name(counter), op=ast.Add(), right=ast.Constant(1))
+                    body = [assign(counter, one), *body]
+                new = copy.copy(stmt)
+                new.body = body
+                out.append(new)
+            else:
+                out.append(copy.deepcopy(stmt))
+        return out
+
+    def _zero(self, v: str) -> ast.stmt:
+        return assign(self.builder.adjoint(v), self.builder.xp_call("zeros_like", name(v)))
+
+    def _adjoint(
+        self, block: list[ast.stmt], container: list[ast.stmt], depth: int
+    ) -> tuple[list[ast.stmt], None]:
+        out: list[ast.stmt] = []
+        for v in sorted(self.active):  # adjoints whose live range is this block
+            if self.home.get(v) == id(block) and block is not self.norm.tree.body:
+                out.append(self._zero(v))
+        for stmt in reversed(block):
+            if isinstance(stmt, ast.Assign):
+                out.extend(self._assign_adjoint(stmt))
+            elif isinstance(stmt, ast.If):
+                body, _ = self._adjoint(stmt.body, block, depth)
+                orelse, _ = self._adjoint(stmt.orelse, block, depth)
+                if body or orelse:
+                    out.append(
+                        ast.If(
+                            test=copy.deepcopy(stmt.test), body=body or [ast.Pass()], orelse=orelse
+                        )
+                    )
+            elif isinstance(stmt, (ast.For, ast.While)):
+                out.extend(self._loop_adjoint(stmt, depth))
+        return out, None
+
+    def _loop_adjoint(self, loop: ast.For | ast.While, depth: int) -> list[ast.stmt]:
+        body, _ = self._adjoint(loop.body, loop.body, depth + 1)
+        counter = self._counter(loop)
+        if isinstance(loop, ast.For):
+            trips = copy.deepcopy(loop.iter)
+            if counter:
+                trips = ast.Subscript(
+                    value=trips,
+                    slice=ast.Slice(lower=None, upper=name(counter), step=None),
+                    ctx=ast.Load(),
+                )
+            iterate = ast.Call(func=name("reversed"), args=[trips], keywords=[])
+            target = copy.deepcopy(loop.target)
+        else:
+            iterate = ast.Call(func=name("range"), args=[name(counter)], keywords=[])
+            target = ast.Name(id=self.builder.namer.fresh("_"), ctx=ast.Store())
+        out: list[ast.stmt] = []
+        if body:
+            out.append(ast.For(target=target, iter=iterate, body=body, orelse=[]))
+        if counter and depth > 0:
+            out.append(self._pop(counter))
+        return out
+
+    def _assign_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
+        facts, builder = self.facts, self.builder
+        op = facts.ops[stmt]
+        v = op.target
+        out: list[ast.stmt] = []
+        if v in self.active:
+            origin = self.norm.origin.get(stmt)
+            if origin is not self.last_origin:
+                out.append(comment(f"grad of: {self.norm.origin_text(stmt)}"))
+                self.last_origin = origin
+            g = name(builder.adjoint(v))
+            args = {
+                p: self.remat.get(a.id, a) if isinstance(a, ast.Name) else a
+                for p, a in op.ctx.args.items()
+            }
+            for param, atom in op.diff_args:
+                if not (isinstance(atom, ast.Name) and atom.id in self.active):
+                    continue
+                ctx = dataclasses.replace(
+                    op.ctx, args=args, param=param, symbols=builder.symbols(g, v)
+                )
+                contribution = instantiate(op.rule.vjp[param], ctx)
+                if op.rule.elementwise and facts.shape(atom).key != facts.op_shapes[id(stmt)].key:
+                    contribution = builder.call("unbroadcast", contribution, name(atom.id))
+                contribution = builder.with_witnesses(contribution, self._witnesses(stmt))
+                target = builder.adjoint(atom.id)
+                out.append(assign(target, add(name(target), contribution)))
+        if id(stmt) in self.pushed:
+            out.append(self._pop(v))
+        if v in self.active and v not in self.simple:
+            out.append(self._zero(v))  # the older value's adjoint starts at zero
+        return out
+
+    def _witnesses(self, stmt: ast.Assign) -> list[str]:
+        """Names whose shape may stand in for another's at ``stmt``: their value
+        when its adjoint runs is the value they had when it ran."""
+        position = self.position[id(stmt)]
+        in_loop = self.depth[id(stmt)] > 0
+        safe = []
+        for n in self.named:
+            defs = self.facts.definitions.get(n, [])
+            if in_loop:
+                ok = len(defs) <= 1 and all(d == 0 for _, d in defs)
+            else:
+                ok = all(self.position[id(s)] < position for s, _ in defs)
+            if ok:
+                safe.append(n)
+        return safe
+
+    # -- the function --------------------------------------------------------------------------
+    def function(self, kind: str) -> ast.FunctionDef:
+        facts, builder, norm = self.facts, self.builder, self.norm
+        self.last_origin = None
+        primal = self._primal(self.core, 0)
+        out = facts.returned
+        out_active = isinstance(out, ast.Name) and out.id in self.active
+        if isinstance(out, ast.Name):
+            seed_name = builder.adjoint(out.id)
+        else:
+            seed_name = builder.namer.fresh("out_bar")
+        body: list[ast.stmt] = []
+        body.extend(assign(v, ast.Constant(None)) for v in self.preset)
+        body.extend(primal)
+        if kind != "vjp" and facts.shape(out).rank is None:
+            body.append(ast.Expr(value=builder.call("check_scalar", copy.deepcopy(out))))
+        if kind == "vjp":
+            check = builder.call("check_cotangent", name(seed_name), copy.deepcopy(out))
+            body.append(ast.Expr(value=check))
+        top = norm.tree.body
+        for v in self.wrt + sorted(self.active - set(self.wrt)):
+            if self.home.get(v) == id(top) and v != getattr(out, "id", None):
+                body.append(self._zero(v))
+        if kind != "vjp" and out_active:
+            body.append(assign(seed_name, ast.Constant(1.0)))
+        adjoint, _ = self._adjoint(self.core, top, 0)
+        body.extend(adjoint)
+        if self.tape:
+            body.insert(0, assign(self.tape, ast.List(elts=[], ctx=ast.Load())))
+        grads: list[ast.expr] = []
+        for w in self.wrt:
+            if w in self.active or (out_active and w == out.id):
+                grads.append(name(builder.adjoint(w)))
+            else:
+                grads.append(builder.xp_call("zeros_like", name(w)))
+        result: ast.expr = grads[0] if len(grads) == 1 else ast.Tuple(elts=grads, ctx=ast.Load())
+        if kind == "value_and_grad":
+            result = ast.Tuple(elts=[copy.deepcopy(out), result], ctx=ast.Load())
+        body.append(ast.Return(value=result))
+        extra = [seed_name] if kind == "vjp" else []
+        return builder.function(f"{kind}_{norm.tree.name}", self.params + extra, body)

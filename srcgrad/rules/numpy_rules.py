@@ -310,6 +310,8 @@ def _getitem_rank(ctx: Context) -> int | None:
             out += 1
         elif isinstance(part, ast.Constant) and isinstance(part.value, int):
             out -= 1
+        elif isinstance(part, ast.Name) and ctx.ranks.get(f"index:{part.id}") == 0:
+            out -= 1  # an integer (or 0-d) index
         else:
             return None
     if any(isinstance(p, ast.Constant) and p.value is Ellipsis for p in parts):

@@ -1,0 +1,189 @@
+"""Part of normalize: ``break``, ``continue`` and early ``return`` become flags.
+
+In:  a user ``FunctionDef`` (plain Python AST) and a
+:class:`~srcgrad.naming.Namer`.
+Out: the same function where the only jumps left are ``if flag: break`` as
+the last statement of a loop body and one ``return`` at the very end. Every
+other statement after a possible jump runs under ``if not flag``, so a
+transform sees structured code whose every path it can replay::
+
+    for x in xs:                      broke = False
+        if x > 3:                     for x in xs:
+            break                         if x > 3:
+        s = s + x          ==>                broke = True
+                                          if not broke:
+                                              s = s + x
+                                          if broke:
+                                              break
+
+A function without jumps comes back unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from .naming import Namer
+
+_LOOPS = (ast.For, ast.While)
+
+
+def _contains(stmts: list[ast.stmt], kinds: tuple[type, ...], into_loops: bool) -> bool:
+    """Whether ``stmts`` hold a statement of ``kinds`` (not looking into nested
+    function definitions, nor into nested loops unless ``into_loops``)."""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, kinds):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, _LOOPS) and not into_loops:
+            todo.extend(node.orelse)  # a loop's else belongs to the enclosing block
+            continue
+        todo.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))
+    return False
+
+
+def _name(id_: str, store: bool = False) -> ast.Name:
+    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
+
+
+def _set(flag: str, value: bool, where: ast.AST) -> ast.Assign:
+    node = ast.Assign(targets=[_name(flag, True)], value=ast.Constant(value))
+    return ast.copy_location(node, where)
+
+
+def _any(flags: list[str]) -> ast.expr:
+    if len(flags) == 1:
+        return _name(flags[0])
+    return ast.BoolOp(op=ast.Or(), values=[_name(f) for f in flags])
+
+
+class _Loop:
+    def __init__(self, broke: str | None, skipped: str | None) -> None:
+        self.broke = broke
+        self.skipped = skipped
+
+
+class ExitLowering:
+    def __init__(self, namer: Namer) -> None:
+        self.namer = namer
+        self.returned: str | None = None  # the flag set by an early return
+        self.value: str | None = None  # the variable holding the returned value
+
+    def run(self, func: ast.FunctionDef) -> ast.FunctionDef:
+        body = func.body
+        final = body[-1] if body and isinstance(body[-1], ast.Return) else None
+        early = _contains(body[:-1] if final else body, (ast.Return,), into_loops=True)
+        early = early or (final is None and _contains(body, (ast.Return,), True))
+        jumps = _contains(body, (ast.Break, ast.Continue, ast.Return), into_loops=True)
+        if not jumps or (not early and not _contains(body, (ast.Break, ast.Continue), True)):
+            return func
+        new = copy.copy(func)
+        prologue: list[ast.stmt] = []
+        if early:
+            self.returned = self.namer.fresh("returned")
+            self.value = self.namer.fresh("result")
+            prologue = [_set(self.returned, False, func), _none(self.value, func)]
+        lowered = self.block(body, None)
+        if early:
+            end = ast.copy_location(ast.Return(value=_name(self.value)), final or body[-1])
+            lowered.append(end)
+        new.body = prologue + lowered
+        return new
+
+    # -- blocks ----------------------------------------------------------------------
+    def _flags(self, stmt: ast.stmt, loop: _Loop | None) -> list[str]:
+        """The flags ``stmt`` may set, which the statements after it must check."""
+        flags = []
+        if loop and loop.broke and _contains([stmt], (ast.Break,), into_loops=False):
+            flags.append(loop.broke)
+        if loop and loop.skipped and _contains([stmt], (ast.Continue,), into_loops=False):
+            flags.append(loop.skipped)
+        if self.returned and _contains([stmt], (ast.Return,), into_loops=True):
+            flags.append(self.returned)
+        return flags
+
+    def block(self, stmts: list[ast.stmt], loop: _Loop | None) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.Return) and self.returned is None:
+                out.append(stmt)  # the function's final return, kept as it is
+                continue
+            out.extend(self.statement(stmt, loop))
+            flags = self._flags(stmt, loop)
+            rest = stmts[i + 1 :]
+            if flags and rest:
+                guard = ast.UnaryOp(op=ast.Not(), operand=_any(flags))
+                inner = self.block(rest, loop)
+                if inner:
+                    out.append(
+                        ast.copy_location(ast.If(test=guard, body=inner, orelse=[]), rest[0])
+                    )
+                break
+        return out
+
+    def statement(self, stmt: ast.stmt, loop: _Loop | None) -> list[ast.stmt]:
+        if isinstance(stmt, ast.Break):
+            return [_set(loop.broke, True, stmt)]
+        if isinstance(stmt, ast.Continue):
+            return [_set(loop.skipped, True, stmt)]
+        if isinstance(stmt, ast.Return):
+            value = stmt.value if stmt.value is not None else ast.Constant(None)
+            assign = ast.Assign(targets=[_name(self.value, True)], value=value)
+            return [ast.copy_location(assign, stmt), _set(self.returned, True, stmt)]
+        if isinstance(stmt, ast.If):
+            new = copy.copy(stmt)
+            new.body = self.block(stmt.body, loop) or [ast.copy_location(ast.Pass(), stmt)]
+            new.orelse = self.block(stmt.orelse, loop)
+            return [new]
+        if isinstance(stmt, _LOOPS):
+            return self.loop(stmt)
+        return [stmt]
+
+    def loop(self, stmt: ast.For | ast.While) -> list[ast.stmt]:
+        breaks = _contains(stmt.body, (ast.Break,), into_loops=False)
+        continues = _contains(stmt.body, (ast.Continue,), into_loops=False)
+        returns = self.returned is not None and _contains(stmt.body, (ast.Return,), True)
+        loop = _Loop(
+            self.namer.fresh("broke") if breaks else None,
+            self.namer.fresh("skipped") if continues else None,
+        )
+        before: list[ast.stmt] = []
+        body: list[ast.stmt] = []
+        if loop.broke:
+            before.append(_set(loop.broke, False, stmt))
+        if loop.skipped:
+            body.append(_set(loop.skipped, False, stmt))
+        body.extend(self.block(stmt.body, loop))
+        stops = [f for f in (loop.broke, self.returned if returns else None) if f]
+        if stops:
+            exit_ = ast.If(test=_any(stops), body=[ast.Break()], orelse=[])
+            body.append(ast.copy_location(exit_, stmt.body[-1]))
+        new = copy.copy(stmt)
+        new.body = body
+        new.orelse = []
+        after: list[ast.stmt] = []
+        if stmt.orelse:
+            orelse = self.block(stmt.orelse, None)
+            if stops:
+                guard = ast.UnaryOp(op=ast.Not(), operand=_any(stops))
+                after.append(
+                    ast.copy_location(ast.If(test=guard, body=orelse, orelse=[]), stmt.orelse[0])
+                )
+            else:
+                after.extend(orelse)
+        return [*before, new, *after]
+
+
+def _none(name: str, where: ast.AST) -> ast.Assign:
+    return ast.copy_location(
+        ast.Assign(targets=[_name(name, True)], value=ast.Constant(None)), where
+    )
+
+
+def lower_exits(func: ast.FunctionDef, namer: Namer) -> ast.FunctionDef:
+    """``func`` with break, continue and early return turned into flags."""
+    return ast.fix_missing_locations(ExitLowering(namer).run(func))
