@@ -233,10 +233,8 @@ class Row(NamedTuple):
     xfail_f32: Any = None  # one that shows with float32 inputs only
 
 
-# Methods, attributes and indexing that Python floats lack. 0-d arrays are left
-# out too: forward mode fails on them (test_forward_mode_with_python_float_tangent_of_0d_array).
-NOT_SCALAR = dict(shapes=shapes(1), scalars=False)
-NOT_PYTHON = dict(scalars=False)  # 0-d arrays and numpy scalars are fine, Python floats not
+# Methods, attributes and indexing that Python floats lack (0-d arrays have them).
+NOT_PYTHON = dict(scalars=False)
 
 
 RANK3 = shapes(3, 4, max_side=3)
@@ -293,7 +291,7 @@ UNARY = [
     Row("np.sum(x, axis=1, keepdims=True)", fn.sum_axis1_keepdims, shapes=shapes(2)),
     Row("np.sum(x, axis=(0, -1), keepdims=True)", fn.sum_tuple_keepdims, shapes=shapes(2)),
     Row("np.sum(x, -2)", fn.sum_positional_axis, shapes=shapes(2)),
-    Row("x.sum()", fn.method_sum, **NOT_SCALAR),
+    Row("x.sum()", fn.method_sum, **NOT_PYTHON),
     Row("x.sum(axis=-1)", fn.method_sum_axis, shapes=shapes(1)),
     Row("x.sum(0, keepdims=True)", fn.method_sum_positional_keepdims, shapes=shapes(1)),
     Row("np.mean(x)", fn.mean_all),
@@ -303,17 +301,17 @@ UNARY = [
     Row("np.mean(x, keepdims=True)", fn.mean_keepdims),
     Row("np.mean(x, axis=-2, keepdims=True)", fn.mean_axis_neg2_keepdims, shapes=shapes(2)),
     Row("np.mean(x, axis=(1, -1), keepdims=True)", fn.mean_tuple_keepdims, shapes=RANK3),
-    Row("x.mean()", fn.method_mean, **NOT_SCALAR),
+    Row("x.mean()", fn.method_mean, **NOT_PYTHON),
     Row("x.mean(axis=(0, 1))", fn.method_mean_axis, shapes=shapes(2)),
     Row("x.mean(-1, keepdims=True)", fn.method_mean_positional_keepdims, shapes=shapes(1)),
     # np.transpose / .transpose() / .T
     Row("np.transpose(x)", fn.transpose),
     Row("np.transpose(x, (1, 0, 2))", fn.transpose_axes, shapes=shapes(3, 3)),
     Row("np.transpose(x, axes=(2, 0, 1))", fn.transpose_axes_keyword, shapes=shapes(3, 3)),
-    Row("x.transpose()", fn.method_transpose, **NOT_SCALAR),
+    Row("x.transpose()", fn.method_transpose, **NOT_PYTHON),
     Row("x.transpose(1, 0)", fn.method_transpose_varargs, shapes=shapes(2, 2)),
     Row("x.transpose((2, 0, 1))", fn.method_transpose_tuple, shapes=shapes(3, 3)),
-    Row("x.T", fn.attr_T, **NOT_SCALAR),
+    Row("x.T", fn.attr_T, **NOT_PYTHON),
     # np.reshape / .reshape(): tuple, -1, int, varargs
     Row("np.reshape(x, (6, 4))", fn.reshape_tuple, shapes=FIXED),
     Row("np.reshape(x, (4, -1))", fn.reshape_minus_one, shapes=FIXED),
@@ -321,7 +319,7 @@ UNARY = [
     Row("np.reshape(x, 24)", fn.reshape_int, shapes=FIXED),
     Row("x.reshape(3, 8)", fn.method_reshape_varargs, shapes=FIXED),
     Row("x.reshape((2, -1))", fn.method_reshape_tuple, shapes=FIXED),
-    Row("x.reshape(-1)", fn.method_reshape_minus_one, **NOT_SCALAR),
+    Row("x.reshape(-1)", fn.method_reshape_minus_one, **NOT_PYTHON),
     Row("x.reshape(1, 24, 1)", fn.method_reshape_new_axes, shapes=FIXED),
     # indexing with constants, slices, None and Ellipsis
     Row("x[0]", fn.index_int, shapes=shapes(1)),
@@ -332,9 +330,9 @@ UNARY = [
     Row("x[::2]", fn.index_step, shapes=shapes(1)),
     Row("x[:, 0]", fn.index_column, shapes=shapes(2)),
     Row("x[0, 1]", fn.index_two_ints, shapes=MATRIX),
-    Row("x[None]", fn.index_new_axis, **NOT_SCALAR),
+    Row("x[None]", fn.index_new_axis, **NOT_PYTHON),
     Row("x[..., 0]", fn.index_ellipsis, shapes=shapes(1)),
-    Row("x[..., None]", fn.index_ellipsis_new_axis, **NOT_SCALAR),
+    Row("x[..., None]", fn.index_ellipsis_new_axis, **NOT_PYTHON),
     Row("x[1:, None, ::-2]", fn.index_mixed, shapes=MATRIX),
     Row("x[-2:, ..., 1]", fn.index_ellipsis_slice, shapes=MATRIX),
     Row("x[0] + x[1]", fn.index_twice, shapes=shapes(1, min_side=2)),
@@ -349,9 +347,9 @@ UNARY = [
     Row("np.ones_like(x, dtype=x.dtype)", fn.times_ones_like, **NOT_PYTHON),
     Row("np.empty_like", fn.plus_size_of_empty_like),
     Row("np.sign", fn.times_sign, AWAY_FROM_0),
-    Row(".shape", fn.attr_shape, **NOT_SCALAR),
+    Row(".shape", fn.attr_shape, **NOT_PYTHON),
     Row(".dtype", fn.attr_dtype, **NOT_PYTHON),
-    Row("x * x.shape[0]", fn.times_attr_shape0, **NOT_SCALAR),
+    Row("x * x.shape[0]", fn.times_attr_shape0, shapes=shapes(1)),
     Row("x * x.ndim", fn.attr_ndim, **NOT_PYTHON),
     Row("np.sum(x) / x.size", fn.mean_by_attr_size, **NOT_PYTHON),
 ]
@@ -386,14 +384,13 @@ def axes(rank: int) -> Any:
 
 
 REDUCTIONS = [fn.sum_dynamic, fn.mean_dynamic, fn.method_sum_dynamic, fn.method_mean_dynamic]
-METHODS = {fn.method_sum_dynamic, fn.method_mean_dynamic, fn.method_reshape_dynamic}  # rank >= 1
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("func", REDUCTIONS, ids=lambda f: f.__name__)
 @given(data=st.data())
 def test_reduction_dynamic_axis(func, dtype, data):
-    shape = data.draw(shapes(int(func in METHODS)))
+    shape = data.draw(shapes())
     x = data.draw(values(shape, ANY, dtype))
     axis = data.draw(axes(len(shape)))
     check(func, (x, axis, data.draw(st.booleans())))
@@ -474,7 +471,7 @@ def target_shapes(shape: tuple) -> Any:
 )
 @given(data=st.data())
 def test_reshape_dynamic_shape(func, dtype, data):
-    shape = data.draw(shapes(int(func in METHODS)))
+    shape = data.draw(shapes())
     x = data.draw(values(shape, ANY, dtype))
     check(func, (x, data.draw(target_shapes(shape))))
 
