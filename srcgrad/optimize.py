@@ -71,6 +71,15 @@ def writes(node: ast.AST) -> list[str]:
     ]
 
 
+def own_writes(stmt: ast.stmt) -> list[str]:
+    """Names a statement assigns itself, not in its nested blocks."""
+    if isinstance(stmt, ast.For):
+        return writes(stmt.target)
+    if isinstance(stmt, (ast.If, ast.While)):
+        return []
+    return writes(stmt)
+
+
 def target(stmt: ast.stmt) -> str | None:
     if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
         return stmt.targets[0].id
@@ -173,7 +182,7 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
     Only where ``a`` has this one definition and every read of it follows in
     the same block, and ``b`` does not change before those reads.
     """
-    assigned = Counter(n for s in _statements(body) for n in writes(s) if target(s) or True)
+    assigned = Counter(n for s in _statements(body) for n in own_writes(s))
     uses = Counter(n for s in _statements(body) for n in own_reads(s))
     for block in blocks(body):
         for i, stmt in enumerate(block):
@@ -385,7 +394,7 @@ def inline_temporaries(body: list[ast.stmt], temporaries: set[str]) -> list[ast.
     while changed:
         changed = False
         all_reads = Counter(n for s in _statements(body) for n in own_reads(s))
-        assigned = Counter(n for s in _statements(body) for n in writes(s))
+        assigned = Counter(n for s in _statements(body) for n in own_writes(s))
         for block in blocks(body):
             for i, stmt in enumerate(block):
                 a = target(stmt)

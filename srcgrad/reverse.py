@@ -43,6 +43,8 @@ import ast
 import copy
 import dataclasses
 
+import numpy as np
+
 from .analyze import Facts, walk_block
 from .builder import Builder, add, assign, comment, name
 from .normalize import Normalized
@@ -78,6 +80,23 @@ def _uses(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, ast.Return):
         return list(_loads([stmt.value]))
     return []
+
+
+_MATMULS = (ast.MatMult, np.matmul)
+
+
+def _without_shape_reads(stmt: ast.AST, builder: Builder) -> ast.AST:
+    """``stmt`` with the shape argument of each ``unbroadcast`` call left out."""
+    stmt = copy.deepcopy(stmt)
+    helper = builder.helpers["unbroadcast"]
+    for node in ast.walk(stmt):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == helper
+        ):
+            node.args = node.args[:1]
+    return stmt
 
 
 def _flatten(block: list[ast.stmt]) -> list[ast.AST]:
@@ -151,10 +170,19 @@ class _Reverse:
         for k, (stmt, depth) in enumerate(walk_block(self.core)):
             self.position[id(stmt)] = k
             self.depth[id(stmt)] = depth
+        self.loops_around = self._enclosing_loops()
+        self.blocks_of: dict[int, int] = {}  # id(statement) -> id(its block)
+        for block in self.blocks.values():
+            for stmt in block:
+                self.blocks_of[id(stmt)] = id(block)
         self.pushed: set[int] = set()
         self.needed: set[str] = set()
+        self.shape_reads: list[tuple[ast.Assign, str]] = []  # (statement, name) unbroadcast reads
+        self.shapes: dict[tuple[int, str], ast.expr] = {}  # recomputed shapes for those
         adjoint, _ = self._adjoint(self.core, self.norm.tree.body, 0)  # first pass: what is read
-        self.needed = _loads([s for s in _flatten(adjoint) if not _is_zeroing(s)])
+        reads = [s for s in _flatten(adjoint) if not _is_zeroing(s)]
+        self.needed = _loads([_without_shape_reads(s, self.builder) for s in reads])
+        self._resolve_shape_reads()
         self.pushed = self._pushes()
 
     # -- facts about names ---------------------------------------------------------------
@@ -414,7 +442,12 @@ class _Reverse:
                 )
                 contribution = instantiate(op.rule.vjp[param], ctx)
                 if op.rule.elementwise and facts.shape(atom).key != facts.op_shapes[id(stmt)].key:
-                    contribution = builder.call("unbroadcast", contribution, name(atom.id))
+                    shape = self.shapes.get((id(stmt), atom.id))
+                    if shape is not None:
+                        contribution = builder.call("unbroadcast_to", contribution, shape)
+                    else:
+                        contribution = builder.call("unbroadcast", contribution, name(atom.id))
+                        self.shape_reads.append((stmt, atom.id))
                 contribution = builder.with_witnesses(contribution, self._witnesses(stmt))
                 target = builder.adjoint(atom.id)
                 out.append(assign(target, add(name(target), contribution)))
@@ -423,6 +456,77 @@ class _Reverse:
         if v in self.active and v not in self.simple:
             out.append(self._zero(v))  # the older value's adjoint starts at zero
         return out
+
+    # -- shapes without recording values ------------------------------------------------
+    def _resolve_shape_reads(self) -> None:
+        """``unbroadcast(g, u)`` reads only the shape of ``u``. Where ``u`` would
+        otherwise have to be recorded, compute its shape from operands the
+        adjoint has anyway (``matmul_shape(np.shape(h), np.shape(W))``)."""
+        for stmt, u in self.shape_reads:
+            if u in self.remat:
+                self.shapes[(id(stmt), u)] = self.builder.xp_call(
+                    "shape", copy.deepcopy(self.remat[u])
+                )
+                continue
+            if self._unchanged(u, stmt, stmt):
+                continue
+            shape = self._shape_of(u, stmt, depth=0)
+            if shape is None:
+                self.needed.add(u)
+            else:
+                self.shapes[(id(stmt), u)] = shape
+
+    def _unchanged(self, n: str, since: ast.stmt, until: ast.stmt) -> bool:
+        """Whether ``n`` holds, when ``until``'s adjoint runs, the value it had
+        when ``since`` ran (``since`` at or before ``until``, in one block)."""
+        if n in self.facts.loop_indices:
+            return n in self.loops_around.get(id(until), [])
+        defs = self.facts.definitions.get(n, [])
+        if not defs:
+            return True  # a parameter never assigned, or a global
+        start, end = self.position[id(since)], self.position[id(until)]
+        if n in self.needed:  # recorded: restored to its value just after `until`
+            return all(not start < self.position[id(d)] <= end for d, _ in defs)
+        # not recorded: it keeps the last value it was given, so it must be given one
+        # value only, before `since`, outside loops
+        return len(defs) == 1 and defs[0][1] == 0 and self.position[id(defs[0][0])] < start
+
+    def _shape_of(self, u: str, at: ast.Assign, depth: int) -> ast.expr | None:
+        """An expression for the shape ``u`` had, valid where ``at``'s adjoint runs."""
+        if depth > 3:
+            return None
+        defs = self.facts.definitions.get(u, [])
+        if len(defs) != 1 or not isinstance(defs[0][0], ast.Assign):
+            return None
+        definition = defs[0][0]
+        if self.blocks_of.get(id(definition)) != self.blocks_of.get(id(at)):
+            return None
+        op = self.facts.ops[definition]
+        if op.rule is None or op.ctx is None:
+            return None
+        shapes = []
+        for param in op.rule.params:
+            atom = op.args.get(param)
+            if isinstance(atom, ast.Constant):
+                shapes.append(ast.Tuple(elts=[], ctx=ast.Load()))
+            elif isinstance(atom, ast.Name) and atom.id in self.remat:
+                shapes.append(self.builder.xp_call("shape", copy.deepcopy(self.remat[atom.id])))
+            elif isinstance(atom, ast.Name) and self._unchanged(atom.id, definition, at):
+                shapes.append(self.builder.xp_call("shape", name(atom.id)))
+            elif isinstance(atom, ast.Name):
+                inner = self._shape_of(atom.id, at, depth + 1)
+                if inner is None:
+                    return None
+                shapes.append(inner)
+            else:
+                return None
+        if op.rule.elementwise:
+            if len(shapes) == 1:
+                return shapes[0]
+            return self.builder.xp_call("broadcast_shapes", *shapes)
+        if op.key in _MATMULS:
+            return self.builder.call("matmul_shape", *shapes)
+        return None
 
     def _witnesses(self, stmt: ast.Assign) -> list[str]:
         """Names whose shape may stand in for another's at ``stmt``: their value

@@ -14,7 +14,11 @@ import numpy as np
 
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x``: the adjoint of numpy broadcasting."""
-    shape = np.shape(x)
+    return unbroadcast_to(g, np.shape(x))
+
+
+def unbroadcast_to(g, shape):
+    """Sum ``g`` down to ``shape``: the adjoint of broadcasting to ``g``'s shape."""
     if np.shape(g) == shape:
         return g
     lead = np.ndim(g) - len(shape)
@@ -24,6 +28,15 @@ def unbroadcast(g, x):
     if axes:
         g = np.sum(g, axis=axes, keepdims=True)
     return g
+
+
+def matmul_shape(a, b):
+    """The shape of ``x @ y`` for ``x`` of shape ``a`` and ``y`` of shape ``b``."""
+    if len(b) == 1:
+        return tuple(a[:-1])
+    if len(a) == 1:
+        return tuple(b[:-2]) + tuple(b[-1:])
+    return tuple(np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))) + (a[-2], b[-1])
 
 
 def broadcast_like(d, y):
