@@ -208,7 +208,10 @@ def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:
             break
     for name in multi:
         rank = state.get(name)
-        facts.shapes[name] = Shape(frozenset({name}), None if rank is conflict else rank)
+        if rank == 0 and rank is not conflict:
+            facts.shapes[name] = SCALAR  # every definition gives a scalar: shape ()
+        else:
+            facts.shapes[name] = Shape(frozenset({name}), None if rank is conflict else rank)
     for stmt in assigns:
         _update_ranks(facts.ops[stmt], facts)
         facts.op_shapes[id(stmt)] = _result_shape(facts.ops[stmt], facts)

@@ -49,11 +49,12 @@ def add(left: ast.expr, right: ast.expr) -> ast.expr:
 class Builder:
     """Names in one generated module: array module, helpers, tangents, adjoints."""
 
-    def __init__(self, namer: Namer, xp: str, facts: Facts) -> None:
+    def __init__(self, namer: Namer, xp: str, facts: Facts, math_name: str | None = None) -> None:
         self.namer = namer
         self.xp = xp
         self.facts = facts
         self.helpers = {h: namer.fresh(h) for h in HELPERS}
+        self.math = math_name or namer.fresh("math")  # for rules on Python floats
         self.primal_of: dict[str, str] = {}
 
     def helper(self, h: str) -> ast.Name:
@@ -68,7 +69,7 @@ class Builder:
 
     def symbols(self, g: ast.expr, ans: str) -> dict[str, ast.expr]:
         table: dict[str, ast.expr] = {h: self.helper(h) for h in self.helpers}
-        table.update(g=g, ans=name(ans), np=name(self.xp))
+        table.update(g=g, ans=name(ans), np=name(self.xp), math=name(self.math))
         return table
 
     def tangent(self, v: str) -> str:

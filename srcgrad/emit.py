@@ -17,6 +17,7 @@ import builtins
 import inspect
 import itertools
 import linecache
+import math
 import sys
 import types
 from dataclasses import dataclass
@@ -130,11 +131,14 @@ def _imports(
 ) -> tuple[list[str], dict[str, Any]]:
     lines: list[str] = []
     bindings: dict[str, Any] = {}
-    names = sorted(n for n in used if n in env or n == builder.xp)
+    names = sorted(n for n in used if n in env or n in (builder.xp, builder.math))
     for name in names:
-        value = (
-            backend.rebind(env.get(name, backend.module)) if name != builder.xp else backend.module
-        )
+        if name == builder.xp:
+            value: Any = backend.module
+        elif name == builder.math:
+            value = math
+        else:
+            value = backend.rebind(env[name])
         bindings[name] = value
         if getattr(builtins, name, _MISSING) is value:
             continue

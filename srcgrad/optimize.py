@@ -30,9 +30,14 @@ from collections.abc import Iterator
 from .builder import is_comment
 
 
-def optimize(func: ast.FunctionDef, temporaries: set[str] = frozenset()) -> ast.FunctionDef:
-    """Run every pass until none changes anything, then inline ``temporaries``."""
-    params = {a.arg for a in func.args.args}
+def optimize(
+    func: ast.FunctionDef, temporaries: set[str] = frozenset(), keep: set[str] = frozenset()
+) -> ast.FunctionDef:
+    """Run every pass until none changes anything, then inline ``temporaries``.
+
+    Names in ``keep`` (the user's variables) are never substituted away.
+    """
+    params = {a.arg for a in func.args.args} | set(keep)
     body = list(func.body)
     for _ in range(100):
         changed = False
@@ -194,6 +199,20 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
             if later_uses != uses[a]:
                 continue  # read before its definition, or in another block
             value = stmt.value
+            if isinstance(value, ast.Name) and uses[a] == 1:
+                back = next((k for k, s in enumerate(rest) if a in reads(s)), None)
+                b = value.id
+                if (
+                    back is not None
+                    and target(rest[back]) == b
+                    and isinstance(rest[back].value, ast.Name)
+                    and rest[back].value.id == a
+                    and not any(b in writes(s) for s in rest[:back])
+                ):
+                    # a = b; ...; b = a: a round trip that changes nothing
+                    del block[i + 1 + back]
+                    del block[i]
+                    return body, True
             if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
                 new: ast.expr = value
             elif isinstance(value, ast.Name) and value.id not in {

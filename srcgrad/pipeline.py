@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,7 +93,8 @@ def derive(
             "array outputs, or reduce the output, e.g. with np.sum"
         )
     namer = copy.deepcopy(norm.namer)
-    builder = Builder(namer, _array_module_name(norm, namer), facts)
+    math_name = next((n for n, v in norm.parsed.env.items() if v is math), None)
+    builder = Builder(namer, _array_module_name(norm, namer), facts, math_name)
     _count("transform")
     if kind == "jvp":
         func = forward(norm, facts, wrt, builder)
@@ -105,7 +107,8 @@ def derive(
     temporaries = {
         n for n in _assigned(func) if n in norm.temps or builder.primal_of.get(n) in norm.temps
     }
-    func = ast.fix_missing_locations(optimize(func, temporaries))
+    user_names = {n for n in facts.definitions if n not in norm.temps}
+    func = ast.fix_missing_locations(optimize(func, temporaries, user_names))
     if trace is not None:
         trace["optimize"] = ast.unparse(func)
     _count("emit")

@@ -81,6 +81,26 @@ def matmul_vjp_b(g, a, b):
     return unbroadcast(np.swapaxes(a, -1, -2) @ g, b)
 
 
+def _expand(value, x, axis, keepdims):
+    """A reduction's result ``value`` with the reduced axes of ``x`` put back (size 1)."""
+    if axis is None:
+        return np.reshape(value, (1,) * np.ndim(x)) if not keepdims else value
+    return value if keepdims else np.expand_dims(value, axis)
+
+
+def extremum_vjp(g, x, ans, axis=None, keepdims=False):
+    """Adjoint of ``np.max``/``np.min``: ``g`` split evenly among the tied extrema."""
+    hit = x == _expand(ans, x, axis, keepdims)
+    return np.where(hit, _expand(g, x, axis, keepdims), 0.0) / np.sum(hit, axis=axis, keepdims=True)
+
+
+def extremum_jvp(dx, x, ans, axis=None, keepdims=False):
+    """Tangent of ``np.max``/``np.min``: the mean of ``dx`` over the tied extrema."""
+    hit = x == _expand(ans, x, axis, keepdims)
+    total = np.sum(np.where(hit, dx, 0.0), axis=axis, keepdims=keepdims)
+    return total / np.sum(hit, axis=axis, keepdims=keepdims)
+
+
 def index_adjoint(g, x, index):
     """Adjoint of ``x[index]`` for a basic index: ``g`` placed in zeros shaped like ``x``."""
     out = np.zeros_like(x)

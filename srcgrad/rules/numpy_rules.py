@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import math
 
 import numpy as np
 
@@ -362,6 +363,80 @@ register(
         rank=_getitem_rank,
     ),
 )
+
+# -- max and min: ties share the derivative evenly ----------------------------------
+_EXTREMUM = dict(
+    params=("x", "axis", "out", "keepdims"),
+    defaults={"axis": None, "out": None, "keepdims": False},
+    fixed={"out": None},
+    jvp={"x": "extremum_jvp(g, x, ans, axis, keepdims)"},
+    vjp={"x": "extremum_vjp(g, x, ans, axis, keepdims)"},
+    rank=_reduced_rank,
+)
+for _key in (np.max, np.amax, ("method", "max")):
+    register(_key, Rule(name="np.max", **_EXTREMUM))
+for _key in (np.min, np.amin, ("method", "min")):
+    register(_key, Rule(name="np.min", **_EXTREMUM))
+
+# -- more array methods -----------------------------------------------------------------
+register(
+    ("method", "copy"),
+    Rule(
+        name=".copy()",
+        params=("x",),
+        jvp={"x": linear},
+        vjp={"x": "g"},
+        elementwise=True,
+        rank=_same_rank,
+    ),
+)
+register(
+    ("method", "astype"),
+    Rule(
+        name=".astype()",
+        params=("x", "dtype"),
+        jvp={"x": linear},
+        vjp={"x": "g"},
+        elementwise=True,
+        rank=_same_rank,
+    ),
+)
+for _method in ("ravel", "flatten"):
+    register(
+        ("method", _method),
+        Rule(
+            name=f".{_method}()",
+            params=("x",),
+            jvp={"x": linear},
+            vjp={"x": "np.reshape(g, np.shape(x))"},
+            rank=lambda c: 1,
+        ),
+    )
+
+# -- Python scalars: the math module and builtins ------------------------------------------
+unary(math.sin, "g * math.cos(x)")
+unary(math.cos, "-g * math.sin(x)")
+unary(math.tan, "g / math.cos(x) ** 2")
+unary(math.exp, "g * ans")
+unary(math.expm1, "g * (ans + 1)")
+unary(math.sqrt, "g / (2 * ans)")
+unary(math.tanh, "g * (1 - ans * ans)")
+unary(math.sinh, "g * math.cosh(x)")
+unary(math.cosh, "g * math.sinh(x)")
+unary(math.atan, "g / (1 + x * x)")
+unary(math.asin, "g / math.sqrt(1 - x * x)")
+unary(math.acos, "-g / math.sqrt(1 - x * x)")
+unary(math.log1p, "g / (1 + x)")
+unary(math.log2, "g / (x * math.log(2))")
+unary(math.log10, "g / (x * math.log(10))")
+unary(math.fabs, "g * ((x > 0) - (x < 0))")
+elementwise(math.log, ("x",), {"x": "g / x"})
+binary(math.pow, "g * y * x ** (y - 1)", "g * ans * pow_log(x)")
+binary(math.atan2, "g * y / (x * x + y * y)", "-g * x / (x * x + y * y)")
+binary(math.hypot, "g * x / ans", "g * y / ans")
+binary(builtins.max, "g * ((x > y) + 0.5 * (x == y))", "g * ((y > x) + 0.5 * (x == y))")
+binary(builtins.min, "g * ((x < y) + 0.5 * (x == y))", "g * ((y < x) + 0.5 * (x == y))")
+nondiff([math.floor, math.ceil, math.trunc, builtins.round, builtins.int, builtins.range])
 
 # -- no derivative -------------------------------------------------------------------------
 nondiff([np.shape, np.ndim, np.size, builtins.len])
