@@ -57,6 +57,8 @@ class Op:
     ctx: Context | None
     callee: Any = None  # the resolved function of a static call
     problem: str | None = None  # why no derivative can be taken, if so
+    #: for a call to a user function: every parameter's argument, in order
+    call_args: list[ast.expr] | None = None
 
     @property
     def diff_args(self) -> list[tuple[str, ast.expr]]:
@@ -163,7 +165,7 @@ def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> F
                     changed = True
     for stmt in assigns:
         op = facts.ops[stmt]
-        if op.target in facts.active and (op.rule is None or op.problem):
+        if op.target in facts.active and op.call_args is None and (op.rule is None or op.problem):
             raise _no_derivative(norm, op)
     return facts
 
@@ -245,14 +247,6 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
             "srcgrad does not differentiate through tuples or lists of active values yet; "
             "combine arrays with np.stack or np.concatenate, or return a single array.",
         )
-    if inspect.isfunction(callee) and not _is_library(callee):
-        return locator.error(
-            UnsupportedSyntaxError,
-            user,
-            f"srcgrad does not differentiate calls to other Python functions "
-            f"({callee.__qualname__!r}) yet; inline the helper's body into this function, "
-            "or register a rule for it with srcgrad.primitive.",
-        )
     what = getattr(callee, "__qualname__", None) or ast.unparse(op.stmt.value)
     module = getattr(callee, "__module__", None)
     full = f"{module}.{what}" if module and callee is not None else what
@@ -262,6 +256,40 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
         f"srcgrad has no derivative rule for {full!r}; give it one with @srcgrad.primitive "
         "and defvjp/defjvp, or compute this value from operations srcgrad knows.",
     )
+
+
+def is_user_function(func: Any) -> bool:
+    """A Python function of the user's, which srcgrad differentiates by its source."""
+    return inspect.isfunction(func) and not _is_library(func)
+
+
+def _call_arguments(
+    func: Any, args: list[ast.expr], kws: list[ast.keyword]
+) -> tuple[list[ast.expr] | None, str | None]:
+    """Every parameter's argument for a call to ``func``, defaults filled in."""
+    signature = inspect.signature(func)
+    simple = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind not in simple for p in signature.parameters.values()):
+        return None, (
+            f"srcgrad differentiates calls to {func.__qualname__!r} only if it has plain "
+            "positional parameters (no *args, **kwargs or keyword-only ones)"
+        )
+    try:
+        bound = signature.bind(*args, **{k.arg: k.value for k in kws})
+    except TypeError as exc:
+        return None, f"the call does not match {func.__qualname__}{signature}: {exc}"
+    out = []
+    for name, param in signature.parameters.items():
+        if name in bound.arguments:
+            out.append(bound.arguments[name])
+        elif isinstance(param.default, (int, float, complex, str, bool, type(None))):
+            out.append(ast.Constant(param.default))
+        else:
+            return None, (
+                f"srcgrad passes default arguments only when they are plain constants; "
+                f"pass {name!r} to {func.__qualname__!r} explicitly"
+            )
+    return out, None
 
 
 def _is_library(func: Any) -> bool:
@@ -320,7 +348,12 @@ def classify(stmt: ast.Assign, env: dict[str, Any], facts: Facts) -> Op:
     if rule is None:
         named = {f"arg{i}": a for i, a in enumerate(args)}
         named.update({f"kw_{k.arg}": k.value for k in kws})
-        return Op(stmt, target.id, None, key, named, None, callee=callee)
+        op = Op(stmt, target.id, None, key, named, None, callee=callee)
+        if is_user_function(callee):
+            op.call_args, op.problem = _call_arguments(callee, args, kws)
+            if op.call_args is not None:
+                op.args = {p: a for p, a in zip(inspect.signature(callee).parameters, op.call_args)}
+        return op
     try:
         bound, supplied = bind(rule, args, kws)
     except BindError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+from typing import Any
 
 from . import runtime
 from .analyze import Facts
@@ -24,6 +25,26 @@ COMMENT = "#"
 def comment(text: str) -> ast.Expr:
     """A statement that unparses as the comment ``# text``."""
     return ast.Expr(value=ast.Name(id=f"{COMMENT} {text}", ctx=ast.Load()))
+
+
+MARKER = "__srcgrad_adjoint_sweep__"
+
+
+def marker(value: ast.expr) -> ast.Expr:
+    """Where a fused reverse-mode function is cut into augmented primal and adjoint;
+    it reads the primal's result, which the augmented primal returns."""
+    call = ast.Call(func=ast.Name(id=MARKER, ctx=ast.Load()), args=[value], keywords=[])
+    return ast.Expr(value=call)
+
+
+def is_marker(stmt: ast.stmt) -> bool:
+    value = getattr(stmt, "value", None)
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == MARKER
+    )
 
 
 def is_comment(stmt: ast.stmt) -> bool:
@@ -49,11 +70,19 @@ def add(left: ast.expr, right: ast.expr) -> ast.expr:
 class Builder:
     """Names in one generated module: array module, helpers, tangents, adjoints."""
 
-    def __init__(self, namer: Namer, xp: str, facts: Facts, math_name: str | None = None) -> None:
+    def __init__(
+        self,
+        namer: Namer,
+        xp: str,
+        facts: Facts,
+        math_name: str | None = None,
+        helpers: dict[str, str] | None = None,
+    ) -> None:
         self.namer = namer
         self.xp = xp
         self.facts = facts
-        self.helpers = {h: namer.fresh(h) for h in HELPERS}
+        self.helpers = helpers if helpers is not None else {h: namer.fresh(h) for h in HELPERS}
+        self.program: Any = None  # the Program collecting callee derivatives
         self.math = math_name or namer.fresh("math")  # for rules on Python floats
         self.primal_of: dict[str, str] = {}
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import inspect
 
 from .analyze import Facts
 from .builder import Builder, add, assign, name
@@ -46,6 +47,10 @@ def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.st
     out: list[ast.stmt] = []
     for stmt in stmts:
         if isinstance(stmt, ast.Assign):
+            op = facts.ops[stmt]
+            if op.call_args is not None and op.target in facts.active:
+                out.append(_call(stmt, facts, builder))
+                continue
             out.append(copy.deepcopy(stmt))
             if stmt.targets[0].id in facts.active:
                 out.append(_tangent(stmt, facts, builder))
@@ -63,6 +68,38 @@ def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.st
     return out
 
 
+def call_signature(op, facts: Facts) -> tuple[tuple[str, ...], tuple, list[ast.Name]]:
+    """For a call to a user function: the parameters it is differentiated with
+    respect to (those given active arguments), the ranks of all its arguments,
+    and the active arguments."""
+    params = list(inspect.signature(op.callee).parameters)
+    active = [
+        (p, a)
+        for p, a in zip(params, op.call_args)
+        if isinstance(a, ast.Name) and a.id in facts.active
+    ]
+    ranks = tuple(facts.shape(a).rank for a in op.call_args)
+    return tuple(p for p, _ in active), ranks, [a for _, a in active]
+
+
+def _call(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
+    """``r = f(a, b)`` becomes ``r, r_dot = jvp_f(a, b, a_dot)``: the callee's own jvp."""
+    op = facts.ops[stmt]
+    wrt, ranks, active = call_signature(op, facts)
+    (jvp_name,) = builder.program.request(op.callee, "jvp", wrt, ranks)
+    args = [copy.deepcopy(a) for a in op.call_args]
+    args += [name(builder.tangent(a.id)) for a in active]
+    targets = ast.Tuple(
+        elts=[
+            ast.Name(id=op.target, ctx=ast.Store()),
+            ast.Name(id=builder.tangent(op.target), ctx=ast.Store()),
+        ],
+        ctx=ast.Store(),
+    )
+    call = ast.Call(func=name(jvp_name), args=args, keywords=[])
+    return ast.Assign(targets=[targets], value=call)
+
+
 def _tangent(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
     """The tangent statement for an active assignment."""
     op = facts.ops[stmt]
@@ -73,7 +110,14 @@ def _tangent(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
             ctx = dataclasses.replace(op.ctx, param=param, symbols=builder.symbols(g, op.target))
             terms.append(instantiate(op.rule.jvp[param], ctx))
     if not terms:  # an active name given a value that does not depend on wrt
-        return assign(builder.tangent(op.target), builder.xp_call("zeros_like", name(op.target)))
+        value = stmt.value
+        if isinstance(value, ast.Constant) and (
+            value.value is None or type(value.value) in (int, float)
+        ):
+            zero: ast.expr = ast.Constant(None if value.value is None else 0.0)
+        else:
+            zero = builder.xp_call("zeros_like", name(op.target))
+        return assign(builder.tangent(op.target), zero)
     expr = terms[0]
     for term in terms[1:]:
         expr = add(expr, term)

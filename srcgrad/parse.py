@@ -171,6 +171,8 @@ def _local_names(tree: ast.FunctionDef) -> set[str]:
         if extra is not None:
             local.add(extra.arg)
     for node in ast.walk(tree):
+        if node is tree:
+            continue  # the function's own name is not a local: it may call itself
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             local.add(node.id)
         elif isinstance(node, ast.arg):  # parameters of nested functions and lambdas

@@ -22,8 +22,10 @@ from typing import Any
 from . import emit as emit_stage
 from .analyze import Facts, analyze
 from .backends import NUMPY, Backend
-from .builder import Builder
+from .builder import HELPERS, Builder, is_marker
+from .errors import UnsupportedSyntaxError
 from .forward import forward
+from .naming import Namer
 from .normalize import Normalized, normalize
 from .optimize import optimize
 from .parse import parse
@@ -71,6 +73,178 @@ def front(func: Callable[..., Any], trace: dict[str, str] | None = None) -> Norm
     return norm
 
 
+class Program:
+    """Every function one derivative needs: its entry point, and the derivative of
+    each user function it calls (a jvp in forward mode; an augmented primal
+    ``f_fwd`` and an adjoint ``f_bwd`` in reverse mode), made once each, so
+    recursion and mutual recursion call back into the same generated code."""
+
+    def __init__(self, namer: Namer, xp: str, math_name: str, helpers: dict[str, str]) -> None:
+        self.namer = namer  # names at module level
+        self.xp = xp
+        self.math = math_name
+        self.helpers = helpers
+        self.functions: list[ast.FunctionDef] = []
+        self.env: dict[str, Any] = {}
+        self.names: dict[tuple, tuple[str, ...]] = {}
+        self.queue: list[tuple] = []
+        self.fronts: dict[Any, Normalized] = {}
+
+    def request(self, func: Any, kind: str, wrt: tuple[str, ...], ranks: tuple) -> tuple[str, ...]:
+        """The names of ``func``'s derivative of ``kind`` (``"jvp"`` or ``"split"``)."""
+        key = (func, kind, wrt, ranks)
+        if key not in self.names:
+            base = func.__name__
+            if kind == "jvp":
+                self.names[key] = (self.namer.fresh(f"jvp_{base}"),)
+            else:
+                self.names[key] = (self.namer.fresh(f"{base}_fwd"), self.namer.fresh(f"{base}_bwd"))
+            self.queue.append(key)
+        return self.names[key]
+
+    def add_env(self, env: dict[str, Any], where: Normalized) -> None:
+        for name, value in env.items():
+            if name in self.env and self.env[name] is not value:
+                raise where.parsed.locator.error(
+                    UnsupportedSyntaxError,
+                    where.parsed.tree,
+                    f"{where.parsed.func.__qualname__!r} and another function it is "
+                    f"differentiated with use the global name {name!r} for different "
+                    "objects; srcgrad puts their derivatives in one module, so rename one.",
+                )
+            self.env[name] = value
+
+    def build(self) -> None:
+        """Generate every requested callee derivative (requests may add more)."""
+        while self.queue:
+            func, kind, wrt, ranks = self.queue.pop(0)
+            if func not in self.fronts:
+                self.fronts[func] = front(func)
+            norm = self.fronts[func]
+            self.add_env(norm.parsed.env, norm)
+            names = self.names[(func, kind, wrt, ranks)]
+            ranks_by_name = dict(zip([a.arg for a in norm.tree.args.args], ranks))
+            _count("analyze")
+            facts = analyze(norm, list(wrt), ranks_by_name)
+            builder = self.builder(norm, facts)
+            _count("transform")
+            if kind == "jvp":
+                fused = forward(norm, facts, list(wrt), builder)
+            else:
+                fused = reverse(norm, facts, list(wrt), builder, "split")
+            fused = _optimize(ast.fix_missing_locations(fused), norm, facts, builder)
+            if kind == "jvp":
+                fused.name = names[0]
+                self.functions.append(fused)
+            else:
+                self.functions.extend(_split(fused, names, facts.returned, norm.tree.name))
+
+    def builder(self, norm: Normalized, facts: Facts) -> Builder:
+        namer = copy.deepcopy(norm.namer)
+        for name in (self.xp, self.math, *self.helpers.values()):
+            namer.reserve(name)
+        builder = Builder(namer, self.xp, facts, self.math, helpers=self.helpers)
+        builder.program = self
+        return builder
+
+
+def _optimize(
+    func: ast.FunctionDef, norm: Normalized, facts: Facts, builder: Builder
+) -> ast.FunctionDef:
+    _count("optimize")
+    temporaries = {
+        n for n in _assigned(func) if n in norm.temps or builder.primal_of.get(n) in norm.temps
+    }
+    user_names = {n for n in facts.definitions if n not in norm.temps}
+    return ast.fix_missing_locations(optimize(func, temporaries, user_names))
+
+
+def _split(
+    fused: ast.FunctionDef, names: tuple[str, ...], out: ast.expr, label: str
+) -> list[ast.FunctionDef]:
+    """Cut a fused reverse-mode function at its adjoint marker into the augmented
+    primal (value and record) and the adjoint (record and output adjoint in)."""
+    body = fused.body
+    cut = next(k for k, s in enumerate(body) if is_marker(s))
+    primal, adjoint = body[:cut], body[cut + 1 :]
+    out = body[cut].value.args[0]  # the result, perhaps renamed by the optimizer
+    params = [a.arg for a in fused.args.args]
+    seed = params[-1]
+    params = params[:-1]
+    stored = {
+        n.id
+        for s in primal
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    loaded = {
+        n.id
+        for s in adjoint
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    record = sorted((stored & loaded) - set(params))
+    rec = "rec"
+    while rec in params or rec in stored or rec in loaded or rec == seed:
+        rec += "_"
+    values = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in record], ctx=ast.Load())
+    top = {
+        t.id
+        for s in primal
+        if isinstance(s, ast.Assign)
+        for t in s.targets
+        if isinstance(t, ast.Name)
+    }
+    top |= {
+        e.id
+        for s in primal
+        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Tuple)
+        for e in s.targets[0].elts
+    }
+    unbound = [n for n in record if n not in top]  # set on some paths only
+    preset = [
+        ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
+        for n in unbound
+    ]
+    result = ast.Return(value=ast.Tuple(elts=[copy.deepcopy(out), values], ctx=ast.Load()))
+    fwd_body = [*preset, *primal, result]
+    unpack = []
+    if record:
+        targets = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in record], ctx=ast.Store())
+        unpack = [ast.Assign(targets=[targets], value=ast.Name(id=rec, ctx=ast.Load()))]
+    call = f"{label}({', '.join(params)})"
+    fwd = _function(
+        names[0], params, fwd_body, f"Value of {call} and the record its adjoint needs."
+    )
+    bwd = _function(
+        names[1],
+        params + [rec, seed],
+        unpack + adjoint,
+        f"Adjoint of {call} for the output adjoint {seed}.",
+    )
+    return [fwd, bwd]
+
+
+def _function(name: str, params: list[str], body: list[ast.stmt], doc: str) -> ast.FunctionDef:
+    func = ast.FunctionDef(
+        name=name,
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(arg=p) for p in params],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        ),
+        body=[ast.Expr(value=ast.Constant(doc)), *body],
+        decorator_list=[],
+        returns=None,
+        lineno=1,
+    )
+    return ast.fix_missing_locations(func)
+
+
 def derive(
     norm: Normalized,
     kind: str,
@@ -93,8 +267,15 @@ def derive(
             "array outputs, or reduce the output, e.g. with np.sum"
         )
     namer = copy.deepcopy(norm.namer)
-    math_name = next((n for n, v in norm.parsed.env.items() if v is math), None)
-    builder = Builder(namer, _array_module_name(norm, namer), facts, math_name)
+    math_name = next((n for n, v in norm.parsed.env.items() if v is math), None) or namer.fresh(
+        "math"
+    )
+    xp = _array_module_name(norm, namer)
+    helpers = {h: namer.fresh(h) for h in HELPERS}
+    program = Program(namer, xp, math_name, helpers)
+    program.add_env(norm.parsed.env, norm)
+    builder = Builder(namer, xp, facts, math_name, helpers=helpers)
+    builder.program = program
     _count("transform")
     if kind == "jvp":
         func = forward(norm, facts, wrt, builder)
@@ -103,20 +284,21 @@ def derive(
     ast.fix_missing_locations(func)
     if trace is not None:
         trace["transform"] = ast.unparse(func)
-    _count("optimize")
-    temporaries = {
-        n for n in _assigned(func) if n in norm.temps or builder.primal_of.get(n) in norm.temps
-    }
-    user_names = {n for n in facts.definitions if n not in norm.temps}
-    func = ast.fix_missing_locations(optimize(func, temporaries, user_names))
+    func = _optimize(func, norm, facts, builder)
     if trace is not None:
         trace["optimize"] = ast.unparse(func)
+    program.build()
     _count("emit")
     parsed = norm.parsed
     where = f"{parsed.locator.filename}:{parsed.tree.lineno}"
     title = f"{_TITLES[kind]} of {parsed.func.__qualname__} ({where}), generated by srcgrad."
     text, bindings = emit_stage.render(
-        [func], builder, parsed.env, backend, title, user_module=parsed.func.__module__
+        [func, *program.functions],
+        builder,
+        program.env,
+        backend,
+        title,
+        user_module=parsed.func.__module__,
     )
     module = emit_stage.load(text, bindings, f"{kind} of {parsed.func.__qualname__}")
     if trace is not None:

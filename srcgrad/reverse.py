@@ -46,11 +46,12 @@ import dataclasses
 import numpy as np
 
 from .analyze import Facts, walk_block
-from .builder import Builder, add, assign, comment, name
+from .builder import Builder, add, assign, comment, marker, name
+from .forward import call_signature
 from .normalize import Normalized
 from .rules import instantiate
 
-KINDS = ("grad", "value_and_grad", "vjp")
+KINDS = ("grad", "value_and_grad", "vjp", "split")
 
 
 def reverse(
@@ -158,6 +159,7 @@ class _Reverse:
         self.core = norm.tree.body[:-1]
         self.tape = ""
         self.counters: dict[int, str] = {}  # id(loop) -> its trip counter
+        self.records: dict[int, str] = {}  # id(call statement) -> its callee's record
         self.last_origin: ast.stmt | None = None
         self._scopes()
         self.remat = self._rematerializable()
@@ -348,7 +350,11 @@ class _Reverse:
             if isinstance(stmt, ast.Assign):
                 if id(stmt) in self.pushed:
                     out.append(self._push(stmt.targets[0].id))
-                out.append(copy.deepcopy(stmt))
+                op = self.facts.ops[stmt]
+                if op.call_args is not None and op.target in self.active:
+                    out.extend(self._call_primal(stmt, depth))
+                else:
+                    out.append(copy.deepcopy(stmt))
             elif isinstance(stmt, ast.If):
                 new = copy.copy(stmt)
                 new.body = self._primal(stmt.body, depth) or [ast.Pass()]
@@ -368,6 +374,59 @@ class _Reverse:
                 out.append(new)
             else:
                 out.append(copy.deepcopy(stmt))
+        return out
+
+    # -- calls to user functions ------------------------------------------------------------
+    def _callee(self, stmt: ast.Assign) -> tuple[str, str, list[ast.Name]]:
+        op = self.facts.ops[stmt]
+        wrt, ranks, active = call_signature(op, self.facts)
+        fwd, bwd = self.builder.program.request(op.callee, "split", wrt, ranks)
+        return fwd, bwd, active
+
+    def _record(self, stmt: ast.Assign) -> str:
+        if id(stmt) not in self.records:
+            self.records[id(stmt)] = self.builder.namer.fresh(f"{stmt.targets[0].id}_rec")
+        return self.records[id(stmt)]
+
+    def _call_primal(self, stmt: ast.Assign, depth: int) -> list[ast.stmt]:
+        """``r = f(a)`` becomes ``r, r_rec = f_fwd(a)``: value and the callee's record."""
+        op = self.facts.ops[stmt]
+        fwd, _, _ = self._callee(stmt)
+        rec = self._record(stmt)
+        targets = ast.Tuple(
+            elts=[ast.Name(id=op.target, ctx=ast.Store()), ast.Name(id=rec, ctx=ast.Store())],
+            ctx=ast.Store(),
+        )
+        call = ast.Call(func=name(fwd), args=[copy.deepcopy(a) for a in op.call_args], keywords=[])
+        out: list[ast.stmt] = [ast.Assign(targets=[targets], value=call)]
+        if depth > 0:  # the record of each pass through the loop
+            out.append(self._push(rec))
+        return out
+
+    def _call_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
+        """Adjoint of ``r = f(a, b)``: ``a_bar += f_bwd(a, b, r_rec, r_bar)``."""
+        op = self.facts.ops[stmt]
+        _, bwd, active = self._callee(stmt)
+        rec = self._record(stmt)
+        out: list[ast.stmt] = []
+        if self.depth[id(stmt)] > 0:
+            out.append(self._pop(rec))
+        args = [copy.deepcopy(a) for a in op.call_args]
+        call = ast.Call(
+            func=name(bwd),
+            args=[*args, name(rec), name(self.builder.adjoint(op.target))],
+            keywords=[],
+        )
+        if len(active) == 1:
+            target = self.builder.adjoint(active[0].id)
+            out.append(assign(target, add(name(target), call)))
+            return out
+        parts = [self.builder.namer.fresh(f"{a.id}_part") for a in active]
+        unpack = ast.Tuple(elts=[ast.Name(id=p, ctx=ast.Store()) for p in parts], ctx=ast.Store())
+        out.append(ast.Assign(targets=[unpack], value=call))
+        for a, part in zip(active, parts):
+            target = self.builder.adjoint(a.id)
+            out.append(assign(target, add(name(target), name(part))))
         return out
 
     def _zero(self, v: str) -> ast.stmt:
@@ -429,6 +488,10 @@ class _Reverse:
             if origin is not self.last_origin:
                 out.append(comment(f"grad of: {self.norm.origin_text(stmt)}"))
                 self.last_origin = origin
+            if op.call_args is not None:
+                out.extend(self._call_adjoint(stmt))
+                args = {}
+        if v in self.active and op.call_args is None:
             g = name(builder.adjoint(v))
             args = {
                 p: self.remat.get(a.id, a) if isinstance(a, ast.Name) else a
@@ -558,16 +621,18 @@ class _Reverse:
         body: list[ast.stmt] = []
         body.extend(assign(v, ast.Constant(None)) for v in self.preset)
         body.extend(primal)
-        if kind != "vjp" and facts.shape(out).rank is None:
+        if kind in ("grad", "value_and_grad") and facts.shape(out).rank is None:
             body.append(ast.Expr(value=builder.call("check_scalar", copy.deepcopy(out))))
         if kind == "vjp":
             check = builder.call("check_cotangent", name(seed_name), copy.deepcopy(out))
             body.append(ast.Expr(value=check))
+        if kind == "split":
+            body.append(marker(copy.deepcopy(out)))
         top = norm.tree.body
         for v in self.wrt + sorted(self.active - set(self.wrt)):
             if self.home.get(v) == id(top) and v != getattr(out, "id", None):
                 body.append(self._zero(v))
-        if kind != "vjp" and out_active:
+        if kind in ("grad", "value_and_grad") and out_active:
             body.append(assign(seed_name, ast.Constant(1.0)))
         adjoint, _ = self._adjoint(self.core, top, 0)
         body.extend(adjoint)
@@ -583,5 +648,5 @@ class _Reverse:
         if kind == "value_and_grad":
             result = ast.Tuple(elts=[copy.deepcopy(out), result], ctx=ast.Load())
         body.append(ast.Return(value=result))
-        extra = [seed_name] if kind == "vjp" else []
+        extra = [seed_name] if kind in ("vjp", "split") else []
         return builder.function(f"{kind}_{norm.tree.name}", self.params + extra, body)
