@@ -132,7 +132,7 @@ def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> F
         if isinstance(stmt, ast.Assign):
             facts.ops[stmt] = classify(stmt, env, facts)
             assigns.append(stmt)
-            facts.definitions.setdefault(stmt.targets[0].id, []).append((stmt, depth))
+            facts.definitions.setdefault(assigned_name(stmt), []).append((stmt, depth))
         elif isinstance(stmt, ast.For):
             facts.definitions.setdefault(stmt.target.id, []).append((stmt, depth))
             facts.loop_indices.add(stmt.target.id)
@@ -167,6 +167,8 @@ def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> F
         op = facts.ops[stmt]
         if op.target in facts.active and op.call_args is None and (op.rule is None or op.problem):
             raise _no_derivative(norm, op)
+        if op.key == "setitem":
+            _check_fresh(norm, facts, op)
     return facts
 
 
@@ -258,6 +260,52 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
     )
 
 
+#: operations whose result is a new array, safe to write into
+_FRESH_CALLS = {
+    np.zeros,
+    np.ones,
+    np.empty,
+    np.full,
+    np.array,
+    np.copy,
+    np.zeros_like,
+    np.ones_like,
+    np.empty_like,
+    np.full_like,
+    np.arange,
+    np.linspace,
+    np.eye,
+}
+
+
+def _check_fresh(norm: Normalized, facts: Facts, op: Op) -> None:
+    """``y[i] = v`` is differentiated only where ``y`` is an array the function made:
+    writing into an argument, or a view of one, would change the caller's data."""
+    y = op.target
+    defs = [s for s, _ in facts.definitions.get(y, []) if not is_setitem(s)]
+    problem = None
+    if not defs:
+        problem = f"{y!r} is an argument of the function"
+    for stmt in defs:
+        other = facts.ops[stmt]
+        fresh = (
+            (other.rule is not None and other.rule.elementwise and other.key != "copy")
+            or other.key == ("method", "copy")
+            or any(other.callee is f for f in _FRESH_CALLS)
+        )
+        if not fresh:
+            problem = f"{y!r} may share memory with another array (it is `{ast.unparse(stmt)}`)"
+    if problem:
+        user = norm.origin.get(op.stmt, op.stmt)
+        raise norm.parsed.locator.error(
+            UnsupportedSyntaxError,
+            user,
+            f"srcgrad differentiates `{y}[...] = ...` only when {y!r} is an array the function "
+            f"made itself, and {problem}; write into a copy instead, e.g. `{y} = {y}.copy()` "
+            "or `np.zeros_like(...)`.",
+        )
+
+
 def is_user_function(func: Any) -> bool:
     """A Python function of the user's, which srcgrad differentiates by its source."""
     return inspect.isfunction(func) and not _is_library(func)
@@ -313,14 +361,26 @@ def resolve_static(node: ast.expr, env: dict[str, Any]) -> Any:
     return getattr(resolve_static(node.value, env), node.attr)
 
 
+def assigned_name(stmt: ast.Assign) -> str:
+    """The name a core assignment gives a value: ``y`` for ``y = ...`` and ``y[i] = ...``."""
+    target = stmt.targets[0]
+    return target.value.id if isinstance(target, ast.Subscript) else target.id
+
+
+def is_setitem(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Subscript)
+
+
 def classify(stmt: ast.Assign, env: dict[str, Any], facts: Facts) -> Op:
     """Find the primitive and rule of one core assignment."""
     target = stmt.targets[0]
-    assert isinstance(target, ast.Name)
     rhs = stmt.value
     index = None
     callee = None
-    if isinstance(rhs, (ast.Name, ast.Constant)) or _static_attr(rhs, env):
+    if isinstance(target, ast.Subscript):  # y[index] = v: a new y, from the old y and v
+        key, args, kws, index = "setitem", [target.value, rhs], [], target.slice
+        target = target.value
+    elif isinstance(rhs, (ast.Name, ast.Constant)) or _static_attr(rhs, env):
         key, args, kws = "copy", [rhs], []
     elif isinstance(rhs, ast.BinOp):
         key, args, kws = type(rhs.op), [rhs.left, rhs.right], []
@@ -393,7 +453,7 @@ def _result_shape(op: Op, facts: Facts) -> Shape:
     rule = op.rule
     if rule is None or op.ctx is None:
         return Shape(frozenset({op.target}), None)
-    if op.key == "copy":
+    if op.key in ("copy", "setitem"):
         return facts.shape(op.args["x"])
     rank = rule.rank(op.ctx) if rule.rank else None
     if rank == 0:

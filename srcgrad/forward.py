@@ -48,11 +48,14 @@ def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.st
     for stmt in stmts:
         if isinstance(stmt, ast.Assign):
             op = facts.ops[stmt]
+            if op.key == "setitem":
+                out.extend(_setitem(stmt, facts, builder))
+                continue
             if op.call_args is not None and op.target in facts.active:
                 out.append(_call(stmt, facts, builder))
                 continue
             out.append(copy.deepcopy(stmt))
-            if stmt.targets[0].id in facts.active:
+            if op.target in facts.active:
                 out.append(_tangent(stmt, facts, builder))
         elif isinstance(stmt, ast.If):
             new = copy.copy(stmt)
@@ -98,6 +101,30 @@ def _call(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
     )
     call = ast.Call(func=name(jvp_name), args=args, keywords=[])
     return ast.Assign(targets=[targets], value=call)
+
+
+def _setitem(stmt: ast.Assign, facts: Facts, builder: Builder) -> list[ast.stmt]:
+    """``y[i] = v`` and, for an active ``y``, ``y_dot = y_dot.copy(); y_dot[i] = v_dot``
+    (a copy: the tangent may share memory with another)."""
+    out: list[ast.stmt] = [copy.deepcopy(stmt)]
+    op = facts.ops[stmt]
+    y = op.target
+    if y not in facts.active:
+        return out
+    y_dot = builder.tangent(y)
+    fresh = ast.Call(
+        func=ast.Attribute(value=name(y_dot), attr="copy", ctx=ast.Load()), args=[], keywords=[]
+    )
+    out.append(assign(y_dot, fresh))
+    v = op.args["v"]
+    value = (
+        name(builder.tangent(v.id))
+        if isinstance(v, ast.Name) and v.id in facts.active
+        else ast.Constant(0.0)
+    )
+    target = ast.Subscript(value=name(y_dot), slice=copy.deepcopy(op.ctx.index), ctx=ast.Store())
+    out.append(ast.Assign(targets=[target], value=value))
+    return out
 
 
 def _tangent(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:

@@ -8,8 +8,14 @@ every name in use.
 
 Core grammar (later stages assert they see only this)::
 
-    function := FunctionDef(params, body = [stmt*, Return(atom)])
+    function := FunctionDef(params, body = [block, Return(atom)])
+    block    := stmt*
     stmt     := Assign([Name], rhs)
+              | Assign([Subscript(Name, index)], atom)        # y[i] = v, in place
+              | If(Name, block, block) | While(Name, block)   # the test recomputed in the body
+              | For(Name, Name, block)                        # over a range held in a name
+              | Break                                         # only as `if flag: break`
+              | Pass
     rhs      := atom | BinOp(atom, op, atom) | UnaryOp(op, atom)
               | Compare(atom, [op], [atom])
               | Call(callee, [atom*], [keyword(name, atom)*])
@@ -22,8 +28,13 @@ Core grammar (later stages assert they see only this)::
 
 Each operation gets its own assignment to a fresh temporary (A-normal form);
 augmented assignment is spelled out; tuple targets are unpacked one by one;
-a variable assigned twice gets a new version (``x``, ``x_1``), so every
-name has exactly one definition::
+``break``, ``continue`` and early ``return`` become flags (see
+:mod:`srcgrad.exits`); ``and``/``or``, conditional expressions and chained
+comparisons become ``if``; every ``for`` runs over a range (``for row in X``
+is ``for i in range(len(X)): row = X[i]``). A variable assigned twice outside
+any ``if`` or loop gets a new version (``x``, ``x_1``); one assigned inside
+keeps its name, and the reverse transform records what its reassignment
+destroys::
 
     p = 1 / (1 + np.exp(-(x @ w)))       t1 = x @ w
                                          t2 = -t1
@@ -278,11 +289,17 @@ class _Normalizer:
             if stmt.value is not None:
                 self.assign_target(stmt.target, self.rhs(stmt.value))
         elif isinstance(stmt, ast.AugAssign):
+            if isinstance(stmt.target, ast.Subscript):  # y[i] += v: y[i] = y[i] + v
+                array, index = self.subscript_target(stmt.target)
+                old = self.as_atom(ast.Subscript(value=array, slice=index, ctx=ast.Load()))
+                new = self.as_atom(ast.BinOp(left=old, op=stmt.op, right=self.atom(stmt.value)))
+                self.set_item(array, copy.deepcopy(index), new)
+                return
             if not isinstance(stmt.target, ast.Name):
                 raise self.fail(
                     stmt,
-                    "srcgrad does not differentiate in-place updates of subscripts or "
-                    "attributes yet; build a new array instead (e.g. with np.where).",
+                    "srcgrad does not differentiate in-place updates of attributes; "
+                    "assign to a variable instead.",
                 )
             left = self.load(stmt.target.id, stmt.target)
             value = ast.BinOp(left=left, op=stmt.op, right=self.atom(stmt.value))
@@ -470,12 +487,37 @@ class _Normalizer:
             items = [self.as_atom(item) for item in items]
             for sub, item in zip(target.elts, items):
                 self.assign_target(sub, item)
+        elif isinstance(target, ast.Subscript):
+            array, index = self.subscript_target(target)
+            self.set_item(array, index, self.as_atom(value))
         else:
             raise self.fail(
                 target,
-                "srcgrad does not differentiate assignments into subscripts or attributes "
-                "yet; build a new array instead (e.g. with np.where or np.concatenate).",
+                "srcgrad does not differentiate assignments to attributes; "
+                "assign to a variable instead.",
             )
+
+    def subscript_target(self, target: ast.Subscript) -> tuple[ast.Name, ast.expr]:
+        """The array and index of ``y[index] = ...``, where ``y`` is a local name."""
+        if not isinstance(target.value, ast.Name) or target.value.id not in self.current:
+            raise self.fail(
+                target,
+                "srcgrad differentiates writes `y[i] = v` only into a variable of the function "
+                "itself; write into an array made here (np.zeros_like(x), x.copy()).",
+            )
+        array = self.load(target.value.id, target)
+        assert isinstance(array, ast.Name)
+        return array, self.index(target.slice)
+
+    def set_item(self, array: ast.Name, index: ast.expr, value: ast.expr) -> None:
+        """``y[index] = value``: a core statement that gives ``y`` a new value in place."""
+        target = ast.Subscript(
+            value=ast.Name(id=array.id, ctx=ast.Load()), slice=index, ctx=ast.Store()
+        )
+        stmt = ast.Assign(targets=[target], value=value)
+        ast.copy_location(stmt, self.user_stmt)
+        self.body.append(stmt)
+        self.origin[stmt] = self.user_stmt
 
     # -- expressions ---------------------------------------------------------
     def load(self, name: str, node: ast.AST) -> ast.expr:
@@ -639,8 +681,14 @@ def _with_body(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionDef:
 
 
 def _assigned_in_compound(stmts: list[ast.stmt], top: bool = False) -> set[str]:
-    """Names assigned inside if/for/while statements (or anywhere, if ``top``)."""
+    """Names assigned inside if/for/while statements (or anywhere, if ``top``),
+    and arrays written into (``y[i] = v`` changes ``y`` where it stands)."""
     found: set[str] = set()
+    for node in (n for stmt in stmts for n in ast.walk(stmt)):
+        targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+        for t in targets:
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                found.add(t.value.id)
     for stmt in stmts:
         if top or isinstance(stmt, (ast.If, ast.For, ast.While)):
             for node in ast.walk(stmt):

@@ -55,8 +55,8 @@ def optimize(
 # -- helpers -----------------------------------------------------------------------------
 def reads(node: ast.AST) -> list[str]:
     """Names a statement (with its nested blocks) or expression reads."""
-    if isinstance(node, ast.Assign):
-        node = node.value
+    if isinstance(node, ast.Assign):  # the target's index (and written array) count too
+        node = ast.Tuple(elts=[node.value, *node.targets], ctx=ast.Load())
     return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
 
 

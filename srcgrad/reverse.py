@@ -45,7 +45,7 @@ import dataclasses
 
 import numpy as np
 
-from .analyze import Facts, walk_block
+from .analyze import Facts, assigned_name, is_setitem, walk_block
 from .builder import Builder, add, assign, comment, marker, name
 from .forward import call_signature
 from .normalize import Normalized
@@ -212,7 +212,7 @@ class _Reverse:
                     uses.setdefault(n, []).append(block)
                     order.setdefault(n, []).append((bid, "use"))
                 if isinstance(stmt, ast.Assign):
-                    t = stmt.targets[0].id
+                    t = assigned_name(stmt)
                     defs.setdefault(t, []).append(block)
                     order.setdefault(t, []).append((bid, "def"))
                 if isinstance(stmt, ast.If):
@@ -301,7 +301,7 @@ class _Reverse:
         def walk(block: list[ast.stmt], maybe: set[str], sure: set[str]) -> tuple[set, set]:
             for stmt in block:
                 if isinstance(stmt, ast.Assign):
-                    v = stmt.targets[0].id
+                    v = assigned_name(stmt)
                     if v in self.needed and v in maybe and v not in self.facts.loop_indices:
                         pushed.add(id(stmt))
                         if v not in sure:
@@ -328,10 +328,13 @@ class _Reverse:
 
     # -- the two sweeps --------------------------------------------------------------------
     def _push(self, v: str) -> ast.stmt:
+        return self._push_value(name(v))
+
+    def _push_value(self, value: ast.expr) -> ast.stmt:
         if not self.tape:
             self.tape = self.builder.namer.fresh("tape")
         push = ast.Attribute(value=name(self.tape), attr="append", ctx=ast.Load())
-        return ast.Expr(value=ast.Call(func=push, args=[name(v)], keywords=[]))
+        return ast.Expr(value=ast.Call(func=push, args=[value], keywords=[]))
 
     def _pop(self, v: str) -> ast.stmt:
         pop = ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load())
@@ -348,7 +351,15 @@ class _Reverse:
         out: list[ast.stmt] = []
         for stmt in block:
             if isinstance(stmt, ast.Assign):
-                if id(stmt) in self.pushed:
+                if id(stmt) in self.pushed and is_setitem(stmt):  # what the write destroys
+                    target = stmt.targets[0]
+                    old = ast.Subscript(
+                        value=copy.deepcopy(target.value),
+                        slice=copy.deepcopy(target.slice),
+                        ctx=ast.Load(),
+                    )
+                    out.append(self._push_value(self.builder.xp_call("copy", old)))
+                elif id(stmt) in self.pushed:
                     out.append(self._push(stmt.targets[0].id))
                 op = self.facts.ops[stmt]
                 if op.call_args is not None and op.target in self.active:
@@ -478,9 +489,52 @@ class _Reverse:
             out.append(self._pop(counter))
         return out
 
+    def _setitem_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
+        """Adjoint of ``y[i] = v``: ``v`` gets ``y_bar[i]``, which then is zero (the
+        old values there no longer reach the output); ``y[i]`` gets its old values back."""
+        op = self.facts.ops[stmt]
+        y, v = op.target, op.args["v"]
+        index = op.ctx.index
+        out: list[ast.stmt] = []
+        if y in self.active:
+            origin = self.norm.origin.get(stmt)
+            if origin is not self.last_origin:
+                out.append(comment(f"grad of: {self.norm.origin_text(stmt)}"))
+                self.last_origin = origin
+            y_bar = self.builder.adjoint(y)
+            if isinstance(v, ast.Name) and v.id in self.active:
+                part = ast.Subscript(value=name(y_bar), slice=copy.deepcopy(index), ctx=ast.Load())
+                shape = self.shapes.get((id(stmt), v.id))
+                if shape is not None:
+                    part = self.builder.call("unbroadcast_to", part, shape)
+                else:
+                    part = self.builder.call("unbroadcast", part, name(v.id))
+                    self.shape_reads.append((stmt, v.id))
+                v_bar = self.builder.adjoint(v.id)
+                out.append(assign(v_bar, add(name(v_bar), part)))
+            fresh = ast.Call(
+                func=ast.Attribute(value=name(y_bar), attr="copy", ctx=ast.Load()),
+                args=[],
+                keywords=[],
+            )
+            out.append(assign(y_bar, fresh))
+            zero = ast.Subscript(value=name(y_bar), slice=copy.deepcopy(index), ctx=ast.Store())
+            out.append(ast.Assign(targets=[zero], value=ast.Constant(0.0)))
+        if id(stmt) in self.pushed:
+            pop = ast.Call(
+                func=ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load()),
+                args=[],
+                keywords=[],
+            )
+            restore = ast.Subscript(value=name(y), slice=copy.deepcopy(index), ctx=ast.Store())
+            out.append(ast.Assign(targets=[restore], value=pop))
+        return out
+
     def _assign_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
         facts, builder = self.facts, self.builder
         op = facts.ops[stmt]
+        if op.key == "setitem":
+            return self._setitem_adjoint(stmt)
         v = op.target
         out: list[ast.stmt] = []
         if v in self.active:

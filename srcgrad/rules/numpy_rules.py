@@ -438,6 +438,18 @@ binary(builtins.max, "g * ((x > y) + 0.5 * (x == y))", "g * ((y > x) + 0.5 * (x 
 binary(builtins.min, "g * ((x < y) + 0.5 * (x == y))", "g * ((y < x) + 0.5 * (x == y))")
 nondiff([math.floor, math.ceil, math.trunc, builtins.round, builtins.int, builtins.range])
 
+# -- y[index] = v: the transforms write these statements themselves -----------------------
+register(
+    "setitem",
+    Rule(
+        name="assignment into an array",
+        params=("x", "v"),
+        jvp={"x": None, "v": None},
+        vjp={"x": None, "v": None},
+        rank=_same_rank,
+    ),
+)
+
 # -- no derivative -------------------------------------------------------------------------
 nondiff([np.shape, np.ndim, np.size, builtins.len])
 nondiff(
