@@ -30,7 +30,7 @@ import numpy as np
 
 from .errors import NoDerivativeError, UnsupportedSyntaxError
 from .normalize import Normalized
-from .rules import RULES, BindError, Context, Rule, bind
+from .rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
 
 _COMPARE = Rule(name="comparison", params=("x", "y"), nondiff=True)
 _NOT = Rule(name="not", params=("x",), nondiff=True)
@@ -80,6 +80,8 @@ class Facts:
     #: each name's definitions (assignments and for loops) with their loop depth
     definitions: dict[str, list[tuple[ast.stmt, int]]] = field(default_factory=dict)
     loop_indices: set[str] = field(default_factory=set)
+    #: names holding lists or tuples (built by displays and append)
+    sequences: set[str] = field(default_factory=set)
     #: the shape each assignment's own operation gives (id of the statement -> shape)
     op_shapes: dict[int, Shape] = field(default_factory=dict)
 
@@ -136,8 +138,20 @@ def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> F
         elif isinstance(stmt, ast.For):
             facts.definitions.setdefault(stmt.target.id, []).append((stmt, depth))
             facts.loop_indices.add(stmt.target.id)
+        elif is_append(stmt):
+            facts.ops[stmt] = classify(stmt, env, facts)
+            assigns.append(stmt)
+            facts.definitions.setdefault(assigned_name(stmt), []).append((stmt, depth))
         else:
             assert isinstance(stmt, (ast.If, ast.While, ast.Break, ast.Pass)), ast.dump(stmt)
+    facts.sequences = {
+        n
+        for n, defs in facts.definitions.items()
+        if all(
+            isinstance(s, ast.Expr) or facts.ops[s].key == "pack" for s, _ in defs if s in facts.ops
+        )
+        and any(s in facts.ops for s, _ in defs)
+    }
     _shapes(facts, assigns)
     # activity, to a fixed point: a name's value may come from several definitions
     facts.varied = set(wrt)
@@ -165,6 +179,8 @@ def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> F
                     changed = True
     for stmt in assigns:
         op = facts.ops[stmt]
+        if op.key == "pack" and not op.problem:
+            continue
         if op.target in facts.active and op.call_args is None and (op.rule is None or op.problem):
             raise _no_derivative(norm, op)
         if op.key == "setitem":
@@ -361,22 +377,51 @@ def resolve_static(node: ast.expr, env: dict[str, Any]) -> Any:
     return getattr(resolve_static(node.value, env), node.attr)
 
 
-def assigned_name(stmt: ast.Assign) -> str:
-    """The name a core assignment gives a value: ``y`` for ``y = ...`` and ``y[i] = ...``."""
+def assigned_name(stmt: ast.stmt) -> str:
+    """The name a core statement gives a value: ``y`` for ``y = ...``, ``y[i] = ...``
+    and ``y.append(v)``."""
+    if isinstance(stmt, ast.Expr):
+        return stmt.value.func.value.id
     target = stmt.targets[0]
     return target.value.id if isinstance(target, ast.Subscript) else target.id
+
+
+def is_append(stmt: ast.stmt) -> bool:
+    value = getattr(stmt, "value", None)
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "append"
+    )
 
 
 def is_setitem(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Subscript)
 
 
-def classify(stmt: ast.Assign, env: dict[str, Any], facts: Facts) -> Op:
-    """Find the primitive and rule of one core assignment."""
-    target = stmt.targets[0]
+def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
+    """Find the primitive and rule of one core assignment (or ``xs.append(v)``)."""
     rhs = stmt.value
+    target = None if isinstance(stmt, ast.Expr) else stmt.targets[0]
     index = None
     callee = None
+    if isinstance(stmt, ast.Expr):  # xs.append(v): a longer xs, from the old xs and v
+        xs = rhs.func.value
+        return Op(
+            stmt,
+            xs.id,
+            SEQUENCE_RULES["append"],
+            "append",
+            {"x": xs, "v": rhs.args[0]},
+            Context(
+                rule=SEQUENCE_RULES["append"],
+                node=rhs,
+                args={"x": xs, "v": rhs.args[0]},
+                supplied={"x", "v"},
+                ranks={},
+            ),
+        )
     if isinstance(target, ast.Subscript):  # y[index] = v: a new y, from the old y and v
         key, args, kws, index = "setitem", [target.value, rhs], [], target.slice
         target = target.value
@@ -433,6 +478,8 @@ def classify(stmt: ast.Assign, env: dict[str, Any], facts: Facts) -> Op:
 def _lookup(key: Any) -> Rule | None:
     if key == "compare":
         return _COMPARE
+    if key == "pack":
+        return None  # variable arity: see Op.args (arg0, arg1, ...)
     if key in (ast.Not, ast.Invert):
         return _NOT
     try:
@@ -455,6 +502,8 @@ def _result_shape(op: Op, facts: Facts) -> Shape:
         return Shape(frozenset({op.target}), None)
     if op.key in ("copy", "setitem"):
         return facts.shape(op.args["x"])
+    if op.key in ("pack", "append"):
+        return Shape(frozenset({op.target}), None)
     rank = rule.rank(op.ctx) if rule.rank else None
     if rank == 0:
         return SCALAR

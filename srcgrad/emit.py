@@ -85,8 +85,13 @@ def _helpers_needed(used: set[str], builder: Builder) -> list[str]:
     return [h for h in HELPERS if h in wanted]
 
 
+#: the source of every runtime helper, read once (so a later edit of runtime.py
+#: cannot mix one helper's name with another's text)
+_HELPER_SOURCES = {h: inspect.getsource(getattr(runtime, h)) for h in HELPERS}
+
+
 def _helper_tree(h: str) -> ast.FunctionDef:
-    return ast.parse(inspect.getsource(getattr(runtime, h))).body[0]
+    return ast.parse(_HELPER_SOURCES[h]).body[0]
 
 
 def _helper_def(h: str, builder: Builder) -> ast.FunctionDef:

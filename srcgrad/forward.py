@@ -46,8 +46,25 @@ def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) ->
 def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for stmt in stmts:
+        if isinstance(stmt, ast.Expr) and stmt in facts.ops:  # xs.append(v)
+            out.append(copy.deepcopy(stmt))
+            op = facts.ops[stmt]
+            if op.target in facts.active:
+                item = _tangent_or_zero(op.args["v"], facts, builder)
+                grow = ast.Attribute(
+                    value=name(builder.tangent(op.target)), attr="append", ctx=ast.Load()
+                )
+                out.append(ast.Expr(value=ast.Call(func=grow, args=[item], keywords=[])))
+            continue
         if isinstance(stmt, ast.Assign):
             op = facts.ops[stmt]
+            if op.key == "pack":
+                out.append(copy.deepcopy(stmt))
+                if op.target in facts.active:
+                    items = [_tangent_or_zero(a, facts, builder) for a in stmt.value.elts]
+                    cls = ast.Tuple if isinstance(stmt.value, ast.Tuple) else ast.List
+                    out.append(assign(builder.tangent(op.target), cls(elts=items, ctx=ast.Load())))
+                continue
             if op.key == "setitem":
                 out.extend(_setitem(stmt, facts, builder))
                 continue
@@ -101,6 +118,14 @@ def _call(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
     )
     call = ast.Call(func=name(jvp_name), args=args, keywords=[])
     return ast.Assign(targets=[targets], value=call)
+
+
+def _tangent_or_zero(atom: ast.expr, facts: Facts, builder: Builder) -> ast.expr:
+    if isinstance(atom, ast.Name) and atom.id in facts.active:
+        return name(builder.tangent(atom.id))
+    if isinstance(atom, ast.Constant):
+        return ast.Constant(0.0)
+    return builder.xp_call("zeros_like", copy.deepcopy(atom))
 
 
 def _setitem(stmt: ast.Assign, facts: Facts, builder: Builder) -> list[ast.stmt]:

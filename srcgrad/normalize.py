@@ -14,6 +14,7 @@ Core grammar (later stages assert they see only this)::
               | Assign([Subscript(Name, index)], atom)        # y[i] = v, in place
               | If(Name, block, block) | While(Name, block)   # the test recomputed in the body
               | For(Name, Name, block)                        # over a range held in a name
+              | Expr(Call(Attribute(Name, "append"), [atom]))   # xs.append(v)
               | Break                                         # only as `if flag: break`
               | Pass
     rhs      := atom | BinOp(atom, op, atom) | UnaryOp(op, atom)
@@ -309,6 +310,21 @@ class _Normalizer:
                 return
             if type(stmt.value) in _UNSUPPORTED_EXPRS:
                 self.not_yet(stmt.value, _UNSUPPORTED_EXPRS)
+            call = stmt.value
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "append"
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id in self.current
+                and len(call.args) == 1
+                and not call.keywords
+            ):  # xs.append(v): xs grows where it stands
+                xs = self.load(call.func.value.id, call)
+                item = self.atom(call.args[0])
+                method = ast.Attribute(value=xs, attr="append", ctx=ast.Load())
+                self.place(ast.Expr(value=ast.Call(func=method, args=[item], keywords=[])))
+                return
             raise self.fail(
                 stmt,
                 "an expression statement has no effect on the returned value, or changes a "
@@ -689,6 +705,13 @@ def _assigned_in_compound(stmts: list[ast.stmt], top: bool = False) -> set[str]:
         for t in targets:
             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
                 found.add(t.value.id)
+        func = getattr(node, "func", None)
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "append"
+            and isinstance(func.value, ast.Name)
+        ):
+            found.add(func.value.id)
     for stmt in stmts:
         if top or isinstance(stmt, (ast.If, ast.For, ast.While)):
             for node in ast.walk(stmt):

@@ -126,13 +126,31 @@ class _Replace(ast.NodeTransformer):
 
 
 def _is_zeros_like(value: ast.expr) -> bool:
-    return (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr == "zeros_like"
-        and len(value.args) == 1
-        and not value.keywords
+    """``np.zeros_like(x)`` or ``zeros_seq(xs)``: an adjoint's zero start."""
+    if not isinstance(value, ast.Call) or len(value.args) != 1 or value.keywords:
+        return False
+    func = value.func
+    return (isinstance(func, ast.Attribute) and func.attr == "zeros_like") or (
+        isinstance(func, ast.Name) and func.id.startswith("zeros_seq")
     )
+
+
+def _accumulated(v: str, value: ast.expr) -> ast.expr | None:
+    """``c`` if ``value`` is ``v + c`` or ``add_seq(v, c)`` (``c`` not reading ``v``)."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        left, right = value.left, value.right
+    elif (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id.startswith("add_seq")
+        and len(value.args) == 2
+    ):
+        left, right = value.args
+    else:
+        return None
+    if isinstance(left, ast.Name) and left.id == v and v not in reads(right):
+        return right
+    return None
 
 
 # -- passes ------------------------------------------------------------------------------
@@ -158,15 +176,9 @@ def fold_first_accumulation(body: list[ast.stmt], params: set[str]) -> tuple[lis
                 if v not in reads(stmt) and v not in writes(stmt):
                     continue
                 value = stmt.value if isinstance(stmt, ast.Assign) else None
-                if (
-                    target(stmt) == v
-                    and isinstance(value, ast.BinOp)
-                    and isinstance(value.op, ast.Add)
-                    and isinstance(value.left, ast.Name)
-                    and value.left.id == v
-                    and v not in reads(value.right)
-                ):
-                    block[j] = ast.Assign(targets=stmt.targets, value=value.right)
+                rest = _accumulated(v, value) if target(stmt) == v else None
+                if rest is not None:
+                    block[j] = ast.Assign(targets=stmt.targets, value=rest)
                     del block[i]
                     changed = True
                     i -= 1
@@ -327,10 +339,36 @@ class _Simplify(ast.NodeTransformer):
 
 
 def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
-    """Fold constants and algebraic identities inside every expression."""
+    """Fold constants and algebraic identities inside every expression.
+
+    An array later written into (``y[i] = v``) keeps its own memory: ``y = x * 1.0``
+    is not turned into ``y = x``, which would write into ``x``.
+    """
+    mutated = {
+        n.value.id
+        for s in _statements(body)
+        for n in ast.walk(s)
+        if isinstance(n, ast.Subscript)
+        and isinstance(n.ctx, ast.Store)
+        and isinstance(n.value, ast.Name)
+    }
     simplifier = _Simplify()
-    out = [simplifier.visit(s) for s in body]
-    return out, simplifier.changed
+    changed = False
+    for block in blocks(body):
+        for k, stmt in enumerate(block):
+            if isinstance(stmt, (ast.If, ast.For, ast.While)):
+                continue  # their blocks come in turn
+            before = copy.deepcopy(stmt) if target(stmt) in mutated else None
+            simplifier.changed = False
+            new = simplifier.visit(stmt)
+            if before is not None and isinstance(
+                new.value, (ast.Name, ast.Attribute, ast.Subscript)
+            ):
+                new = before  # folding would make it an alias of another array
+                simplifier.changed = False
+            block[k] = new
+            changed = changed or simplifier.changed
+    return body, changed
 
 
 def eliminate_dead_code(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:

@@ -78,7 +78,7 @@ def _uses(stmt: ast.stmt) -> list[str]:
         return list(_loads([stmt.test]))
     if isinstance(stmt, ast.For):
         return list(_loads([stmt.iter]))
-    if isinstance(stmt, ast.Return):
+    if isinstance(stmt, (ast.Return, ast.Expr)):
         return list(_loads([stmt.value]))
     return []
 
@@ -211,7 +211,7 @@ class _Reverse:
                 for n in _uses(stmt):
                     uses.setdefault(n, []).append(block)
                     order.setdefault(n, []).append((bid, "use"))
-                if isinstance(stmt, ast.Assign):
+                if isinstance(stmt, ast.Assign) or stmt in self.facts.ops:
                     t = assigned_name(stmt)
                     defs.setdefault(t, []).append(block)
                     order.setdefault(t, []).append((bid, "def"))
@@ -429,19 +429,60 @@ class _Reverse:
             keywords=[],
         )
         if len(active) == 1:
-            target = self.builder.adjoint(active[0].id)
-            out.append(assign(target, add(name(target), call)))
+            out.append(self._accumulate(active[0].id, call))
             return out
         parts = [self.builder.namer.fresh(f"{a.id}_part") for a in active]
         unpack = ast.Tuple(elts=[ast.Name(id=p, ctx=ast.Store()) for p in parts], ctx=ast.Store())
         out.append(ast.Assign(targets=[unpack], value=call))
         for a, part in zip(active, parts):
-            target = self.builder.adjoint(a.id)
-            out.append(assign(target, add(name(target), name(part))))
+            out.append(self._accumulate(a.id, name(part)))
         return out
 
     def _zero(self, v: str) -> ast.stmt:
+        if v in self.facts.sequences:
+            return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", name(v)))
         return assign(self.builder.adjoint(v), self.builder.xp_call("zeros_like", name(v)))
+
+    def _accumulate(self, v: str, contribution: ast.expr) -> ast.stmt:
+        """``v_bar = v_bar + contribution`` (element by element for a list)."""
+        target = self.builder.adjoint(v)
+        if v in self.facts.sequences:
+            return assign(target, self.builder.call("add_seq", name(target), contribution))
+        return assign(target, add(name(target), contribution))
+
+    def _sequence_adjoint(self, stmt: ast.stmt) -> list[ast.stmt]:
+        """Adjoints of ``t = (a, b)`` (each element its part) and ``xs.append(v)``
+        (``v`` gets the last adjoint, which leaves the list; so does the value)."""
+        op = self.facts.ops[stmt]
+        out: list[ast.stmt] = []
+        g = name(self.builder.adjoint(op.target))
+        active = op.target in self.active
+        if active:
+            origin = self.norm.origin.get(stmt)
+            if origin is not self.last_origin:
+                out.append(comment(f"grad of: {self.norm.origin_text(stmt)}"))
+                self.last_origin = origin
+        if op.key == "pack" and active:
+            for k, atom in enumerate(stmt.value.elts):
+                if isinstance(atom, ast.Name) and atom.id in self.active:
+                    part = ast.Subscript(
+                        value=copy.deepcopy(g), slice=ast.Constant(k), ctx=ast.Load()
+                    )
+                    out.append(self._accumulate(atom.id, part))
+        elif op.key == "append":
+            if active:
+                last = ast.Call(
+                    func=ast.Attribute(value=g, attr="pop", ctx=ast.Load()), args=[], keywords=[]
+                )
+                v = op.args["v"]
+                if isinstance(v, ast.Name) and v.id in self.active:
+                    out.append(self._accumulate(v.id, last))
+                else:
+                    out.append(ast.Expr(value=last))
+            if op.target in self.needed:  # the list as it was before
+                shrink = ast.Attribute(value=name(op.target), attr="pop", ctx=ast.Load())
+                out.append(ast.Expr(value=ast.Call(func=shrink, args=[], keywords=[])))
+        return out
 
     def _adjoint(
         self, block: list[ast.stmt], container: list[ast.stmt], depth: int
@@ -451,7 +492,7 @@ class _Reverse:
             if self.home.get(v) == id(block) and block is not self.norm.tree.body:
                 out.append(self._zero(v))
         for stmt in reversed(block):
-            if isinstance(stmt, ast.Assign):
+            if isinstance(stmt, ast.Assign) or stmt in self.facts.ops:
                 out.extend(self._assign_adjoint(stmt))
             elif isinstance(stmt, ast.If):
                 body, _ = self._adjoint(stmt.body, block, depth)
@@ -535,6 +576,8 @@ class _Reverse:
         op = facts.ops[stmt]
         if op.key == "setitem":
             return self._setitem_adjoint(stmt)
+        if op.key in ("pack", "append"):
+            return self._sequence_adjoint(stmt)
         v = op.target
         out: list[ast.stmt] = []
         if v in self.active:
@@ -566,8 +609,7 @@ class _Reverse:
                         contribution = builder.call("unbroadcast", contribution, name(atom.id))
                         self.shape_reads.append((stmt, atom.id))
                 contribution = builder.with_witnesses(contribution, self._witnesses(stmt))
-                target = builder.adjoint(atom.id)
-                out.append(assign(target, add(name(target), contribution)))
+                out.append(self._accumulate(atom.id, contribution))
         if id(stmt) in self.pushed:
             out.append(self._pop(v))
         if v in self.active and v not in self.simple:

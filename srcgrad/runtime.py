@@ -101,8 +101,39 @@ def extremum_jvp(dx, x, ans, axis=None, keepdims=False):
     return total / np.sum(hit, axis=axis, keepdims=keepdims)
 
 
+def zeros_seq(xs):
+    """A zero adjoint for a list or tuple: one zero array per element."""
+    return [np.zeros_like(x) for x in xs]
+
+
+def add_seq(a, b):
+    """Adjoints of a list or tuple, added element by element."""
+    return [x + y for x, y in zip(a, b)]
+
+
+def unstack(g, axis):
+    """Adjoint of ``np.stack(xs, axis)``: ``g`` cut into the arrays it was made of."""
+    return list(np.moveaxis(g, axis, 0))
+
+
+def split_like(g, xs, axis):
+    """Adjoint of ``np.concatenate(xs, axis)``: ``g`` cut where the pieces met."""
+    sizes = [np.shape(x)[axis] for x in xs]
+    bounds = [sum(sizes[:k]) for k in range(1, len(sizes))]
+    return np.split(g, bounds, axis=axis)
+
+
+def spread(g, xs):
+    """Adjoint of ``sum(xs)``: ``g`` for every element (summed to its shape)."""
+    return [unbroadcast(g, x) for x in xs]
+
+
 def index_adjoint(g, x, index):
     """Adjoint of ``x[index]`` for a basic index: ``g`` placed in zeros shaped like ``x``."""
+    if isinstance(x, (list, tuple)):
+        out = zeros_seq(x)
+        out[index] = g
+        return out
     out = np.zeros_like(x)
     out[index] = g
     return out

@@ -76,7 +76,8 @@ def check_grads(
     args = list(args)
     wrt_t = _tuple(wrt)
     positions = _positions(func, wrt_t)
-    single = any(np.result_type(args[i]) == np.float32 for i in positions)
+    out32 = np.result_type(func(*args)) == np.float32
+    single = out32 or any(np.result_type(args[i]) == np.float32 for i in positions)
     eps = eps if eps is not None else (1e-3 if single else 1e-6)
     atol = atol if atol is not None else (1e-2 if single else 1e-5)
     rtol = rtol if rtol is not None else (1e-2 if single else 1e-5)

@@ -218,4 +218,7 @@ def linear(ctx: Context) -> ast.expr:
     return primal_with(ctx, ctx.param, ctx.symbols["g"])
 
 
+#: statements the transforms write themselves, with their parameters
+SEQUENCE_RULES: dict[str, Rule] = {}
+
 from . import numpy_rules  # noqa: E402,F401  (fills RULES)

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from . import Context, NotStatic, Rule, linear, register
+from . import SEQUENCE_RULES, Context, NotStatic, Rule, linear, register
 
 
 # -- shapes of rule --------------------------------------------------------------
@@ -447,6 +447,54 @@ register(
         jvp={"x": None, "v": None},
         vjp={"x": None, "v": None},
         rank=_same_rank,
+    ),
+)
+
+SEQUENCE_RULES["append"] = Rule(
+    name="list.append", params=("x", "v"), jvp={"x": None, "v": None}, vjp={"x": None, "v": None}
+)
+
+# -- lists of arrays -------------------------------------------------------------------------
+register(
+    np.stack,
+    Rule(
+        name="np.stack",
+        params=("arrays", "axis", "out"),
+        defaults={"axis": 0, "out": None},
+        fixed={"out": None},
+        jvp={"arrays": linear},
+        vjp={"arrays": "unstack(g, axis)"},
+    ),
+)
+register(
+    np.concatenate,
+    Rule(
+        name="np.concatenate",
+        params=("arrays", "axis", "out"),
+        defaults={"axis": 0, "out": None},
+        fixed={"out": None},
+        jvp={"arrays": linear},
+        vjp={"arrays": "split_like(g, arrays, axis)"},
+    ),
+)
+register(
+    np.array,
+    Rule(
+        name="np.array",
+        params=("x", "dtype"),
+        defaults={"dtype": None},
+        jvp={"x": linear},
+        vjp={"x": "unstack(g, 0) if isinstance(x, (list, tuple)) else g"},
+    ),
+)
+register(
+    builtins.sum,
+    Rule(
+        name="sum",
+        params=("x", "start"),
+        defaults={"start": 0},
+        jvp={"x": linear},
+        vjp={"x": "spread(g, x)"},
     ),
 )
 
