@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -147,10 +148,7 @@ def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> F
     facts.sequences = {
         n
         for n, defs in facts.definitions.items()
-        if all(
-            isinstance(s, ast.Expr) or facts.ops[s].key == "pack" for s, _ in defs if s in facts.ops
-        )
-        and any(s in facts.ops for s, _ in defs)
+        if defs and all(_makes_sequence(facts.ops.get(s)) for s, _ in defs)
     }
     _shapes(facts, assigns)
     # activity, to a fixed point: a name's value may come from several definitions
@@ -320,6 +318,33 @@ def _check_fresh(norm: Normalized, facts: Facts, op: Op) -> None:
             f"made itself, and {problem}; write into a copy instead, e.g. `{y} = {y}.copy()` "
             "or `np.zeros_like(...)`.",
         )
+
+
+def _makes_sequence(op: Op | None) -> bool:
+    """Whether an operation gives a list or tuple: a display, an append, or a call to
+    a user function whose every ``return`` returns a tuple display."""
+    if op is None:
+        return False
+    if op.key in ("pack", "append"):
+        return True
+    return op.call_args is not None and _returns_tuple(op.callee)
+
+
+_TUPLE_RETURNS: dict[Any, bool] = {}
+
+
+def _returns_tuple(func: Any) -> bool:
+    if func not in _TUPLE_RETURNS:
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+        except (OSError, TypeError, SyntaxError):
+            _TUPLE_RETURNS[func] = False
+        else:
+            returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+            _TUPLE_RETURNS[func] = bool(returns) and all(
+                isinstance(r.value, ast.Tuple) for r in returns
+            )
+    return _TUPLE_RETURNS[func]
 
 
 def is_user_function(func: Any) -> bool:

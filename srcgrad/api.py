@@ -176,7 +176,8 @@ class Derivative:
         value = None
         grads = []
         for k, v in enumerate(wrt_values):
-            grad = np.zeros(np.shape(v), dtype=np.result_type(v, np.float32))
+            dtype = v.dtype if getattr(v, "dtype", None) is not None else np.float64
+            grad = np.zeros(np.shape(v), dtype=dtype)
             for index in np.ndindex(np.shape(v)):
                 tangents = list(zeros)
                 if isinstance(v, np.ndarray):

@@ -439,7 +439,7 @@ class _Normalizer:
 
             def item(p: ast.expr) -> ast.expr:
                 index = self.as_atom(ast.Subscript(value=r, slice=p, ctx=ast.Load()))
-                value = index if items is None else self.as_atom(items(index))
+                value = index if items is None else self.as_atom(self.rhs_value(items(index)))
                 return ast.Tuple(elts=[p, value], ctx=ast.Load())
 
             return positions, item
@@ -492,7 +492,15 @@ class _Normalizer:
             if any(isinstance(e, ast.Starred) for e in target.elts):
                 raise self.fail(target, "starred assignment targets are not supported yet.")
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
-                items = [self.as_atom(v) for v in value.elts]
+                stored = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+                items = [
+                    ast.Name(id=self.as_temp(v), ctx=ast.Load())
+                    if isinstance(v, ast.Name)
+                    and self.current.get(v.id, v.id)
+                    in stored | {self.current.get(t, t) for t in stored}
+                    else self.as_atom(v)
+                    for v in value.elts
+                ]
             else:
                 whole = self.as_atom(value)
                 items = [
@@ -611,7 +619,9 @@ class _Normalizer:
                 rest: list[ast.stmt] = []
                 with self.block(rest):
                     self.emit(result, self.rhs(value))
-                test = ast.Name(id=result, ctx=ast.Load())
+                test = ast.Name(
+                    id=self.as_temp(ast.Name(id=result, ctx=ast.Load())), ctx=ast.Load()
+                )
                 if isinstance(node.op, ast.And):
                     self.place(ast.If(test=test, body=rest, orelse=[]))
                 else:
@@ -628,7 +638,10 @@ class _Normalizer:
                 with self.block(rest):
                     nxt = self.atom(comparator)
                     self.emit(result, ast.Compare(left=right, ops=[op], comparators=[nxt]))
-                self.place(ast.If(test=ast.Name(id=result, ctx=ast.Load()), body=rest, orelse=[]))
+                test = ast.Name(
+                    id=self.as_temp(ast.Name(id=result, ctx=ast.Load())), ctx=ast.Load()
+                )
+                self.place(ast.If(test=test, body=rest, orelse=[]))
                 right = nxt
             return ast.Name(id=result, ctx=ast.Load())
         if isinstance(node, ast.Compare):

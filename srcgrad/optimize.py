@@ -406,9 +406,16 @@ def eliminate_dead_code(body: list[ast.stmt], params: set[str]) -> tuple[list[as
                         break
                     loop_live = again
                 live_in(stmt.body, loop_live, prune)
-                if prune and isinstance(stmt, ast.For) and not _meaningful(stmt.body):
+                if (
+                    prune
+                    and isinstance(stmt, ast.For)
+                    and not _meaningful(stmt.body)
+                    and stmt.target.id not in live  # its index is read after it
+                ):
                     state["changed"] = True
                     continue
+                if prune and not stmt.body:
+                    stmt.body = [ast.Pass()]
                 live = loop_live
             elif is_comment(stmt):
                 if prune and (not kept or is_comment(kept[-1]) or isinstance(kept[-1], ast.Return)):

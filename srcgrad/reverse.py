@@ -160,6 +160,7 @@ class _Reverse:
         self.tape = ""
         self.counters: dict[int, str] = {}  # id(loop) -> its trip counter
         self.records: dict[int, str] = {}  # id(call statement) -> its callee's record
+        self.counter_presets: set[str] = set()
         self.last_origin: ast.stmt | None = None
         self._scopes()
         self.remat = self._rematerializable()
@@ -181,11 +182,22 @@ class _Reverse:
         self.needed: set[str] = set()
         self.shape_reads: list[tuple[ast.Assign, str]] = []  # (statement, name) unbroadcast reads
         self.shapes: dict[tuple[int, str], ast.expr] = {}  # recomputed shapes for those
-        adjoint, _ = self._adjoint(self.core, self.norm.tree.body, 0)  # first pass: what is read
-        reads = [s for s in _flatten(adjoint) if not _is_zeroing(s)]
-        self.needed = _loads([_without_shape_reads(s, self.builder) for s in reads])
-        self._resolve_shape_reads()
-        self.pushed = self._pushes()
+        self.saves: dict[int, str] = {}  # id(statement) -> where it saves, outside loops
+        # what the adjoint reads decides what is recorded; recording adds reads (a
+        # branch replayed only to restore), so go round until nothing changes
+        for _ in range(10):
+            self.shape_reads = []
+            self.shapes = {}
+            adjoint, _ = self._adjoint(self.core, self.norm.tree.body, 0)
+            reads = [s for s in _flatten(adjoint) if not _is_zeroing(s)]
+            needed = _loads([_without_shape_reads(s, self.builder) for s in reads]) | self.needed
+            self.needed = needed
+            self._resolve_shape_reads()
+            pushed = self._pushes()
+            if pushed == self.pushed and self.needed == needed:
+                break
+            self.pushed = pushed
+        self.last_origin = None
 
     # -- facts about names ---------------------------------------------------------------
     def _scopes(self) -> None:
@@ -322,13 +334,32 @@ class _Reverse:
             return maybe, sure
 
         params = set(self.params)
-        walk(self.core, params, params)
+        _, self.definite = walk(self.core, params, params)
         self.preset = sorted(preset - params)
         return pushed
 
     # -- the two sweeps --------------------------------------------------------------------
     def _push(self, v: str) -> ast.stmt:
         return self._push_value(name(v))
+
+    def _save(self, stmt: ast.stmt, value: ast.expr, depth: int) -> ast.stmt:
+        """Keep ``value`` for the adjoint: on the tape inside loops, where the
+        statement runs many times; in a variable of its own outside them."""
+        if depth > 0:
+            return self._push_value(value)
+        return assign(self._save_name(stmt), value)
+
+    def _save_name(self, stmt: ast.stmt) -> str:
+        if id(stmt) not in self.saves:
+            self.saves[id(stmt)] = self.builder.namer.fresh(f"{assigned_name(stmt)}_old")
+        return self.saves[id(stmt)]
+
+    def _restored(self, stmt: ast.stmt) -> ast.expr:
+        """Where the adjoint gets back what ``_save`` kept for ``stmt``."""
+        if self.depth[id(stmt)] > 0:
+            pop = ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load())
+            return ast.Call(func=pop, args=[], keywords=[])
+        return name(self._save_name(stmt))
 
     def _push_value(self, value: ast.expr) -> ast.stmt:
         if not self.tape:
@@ -358,9 +389,9 @@ class _Reverse:
                         slice=copy.deepcopy(target.slice),
                         ctx=ast.Load(),
                     )
-                    out.append(self._push_value(self.builder.xp_call("copy", old)))
+                    out.append(self._save(stmt, self.builder.xp_call("copy", old), depth))
                 elif id(stmt) in self.pushed:
-                    out.append(self._push(stmt.targets[0].id))
+                    out.append(self._save(stmt, name(stmt.targets[0].id), depth))
                 op = self.facts.ops[stmt]
                 if op.call_args is not None and op.target in self.active:
                     out.extend(self._call_primal(stmt, depth))
@@ -376,6 +407,7 @@ class _Reverse:
                 body = self._primal(stmt.body, depth + 1)
                 if counter:
                     if depth > 0:
+                        self.counter_presets.add(counter)  # bound before its first push
                         out.append(self._push(counter))
                     out.append(assign(counter, ast.Constant(0)))
                     one = ast.BinOp(left=name(counter), op=ast.Add(), right=ast.Constant(1))
@@ -438,7 +470,9 @@ class _Reverse:
             out.append(self._accumulate(a.id, name(part)))
         return out
 
-    def _zero(self, v: str) -> ast.stmt:
+    def _zero(self, v: str, maybe_unbound: bool = False) -> ast.stmt:
+        if maybe_unbound:
+            return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", name(v)))
         if v in self.facts.sequences:
             return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", name(v)))
         return assign(self.builder.adjoint(v), self.builder.xp_call("zeros_like", name(v)))
@@ -482,6 +516,8 @@ class _Reverse:
             if op.target in self.needed:  # the list as it was before
                 shrink = ast.Attribute(value=name(op.target), attr="pop", ctx=ast.Load())
                 out.append(ast.Expr(value=ast.Call(func=shrink, args=[], keywords=[])))
+        if op.key == "pack" and id(stmt) in self.pushed:
+            out.append(assign(op.target, self._restored(stmt)))
         return out
 
     def _adjoint(
@@ -562,13 +598,8 @@ class _Reverse:
             zero = ast.Subscript(value=name(y_bar), slice=copy.deepcopy(index), ctx=ast.Store())
             out.append(ast.Assign(targets=[zero], value=ast.Constant(0.0)))
         if id(stmt) in self.pushed:
-            pop = ast.Call(
-                func=ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load()),
-                args=[],
-                keywords=[],
-            )
             restore = ast.Subscript(value=name(y), slice=copy.deepcopy(index), ctx=ast.Store())
-            out.append(ast.Assign(targets=[restore], value=pop))
+            out.append(ast.Assign(targets=[restore], value=self._restored(stmt)))
         return out
 
     def _assign_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
@@ -611,7 +642,7 @@ class _Reverse:
                 contribution = builder.with_witnesses(contribution, self._witnesses(stmt))
                 out.append(self._accumulate(atom.id, contribution))
         if id(stmt) in self.pushed:
-            out.append(self._pop(v))
+            out.append(assign(v, self._restored(stmt)))
         if v in self.active and v not in self.simple:
             out.append(self._zero(v))  # the older value's adjoint starts at zero
         return out
@@ -716,7 +747,25 @@ class _Reverse:
             seed_name = builder.namer.fresh("out_bar")
         body: list[ast.stmt] = []
         body.extend(assign(v, ast.Constant(None)) for v in self.preset)
+        body.extend(assign(c, ast.Constant(0)) for c in sorted(self.counter_presets))
+        top = norm.tree.body
+        unbound = [  # adjoints of names some paths never assign: bound, to None
+            v
+            for v in sorted(self.active - set(self.params) - self.definite)
+            if self.home.get(v) == id(top) and v not in self.preset
+        ]
+        body.extend(assign(v, ast.Constant(None)) for v in unbound)
         body.extend(primal)
+        if (
+            kind == "value_and_grad"
+            and isinstance(out, ast.Name)
+            and len(facts.definitions.get(out.id, [])) > 1
+        ):
+            value = builder.namer.fresh(
+                f"{out.id}_value"
+            )  # before the adjoint restores older values
+            body.append(assign(value, name(out.id)))
+            out = name(value)
         if kind in ("grad", "value_and_grad") and facts.shape(out).rank is None:
             body.append(ast.Expr(value=builder.call("check_scalar", copy.deepcopy(out))))
         if kind == "vjp":
@@ -724,10 +773,9 @@ class _Reverse:
             body.append(ast.Expr(value=check))
         if kind == "split":
             body.append(marker(copy.deepcopy(out)))
-        top = norm.tree.body
         for v in self.wrt + sorted(self.active - set(self.wrt)):
-            if self.home.get(v) == id(top) and v != getattr(out, "id", None):
-                body.append(self._zero(v))
+            if self.home.get(v) == id(top) and v != getattr(facts.returned, "id", None):
+                body.append(self._zero(v, maybe_unbound=v in unbound))
         if kind in ("grad", "value_and_grad") and out_active:
             body.append(assign(seed_name, ast.Constant(1.0)))
         adjoint, _ = self._adjoint(self.core, top, 0)

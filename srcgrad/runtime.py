@@ -101,6 +101,15 @@ def extremum_jvp(dx, x, ans, axis=None, keepdims=False):
     return total / np.sum(hit, axis=axis, keepdims=keepdims)
 
 
+def zero_adjoint(x):
+    """A zero adjoint for ``x``, or None where ``x`` was never given a value."""
+    if x is None:
+        return None
+    if isinstance(x, (list, tuple)):
+        return zeros_seq(x)
+    return np.zeros_like(x)
+
+
 def zeros_seq(xs):
     """A zero adjoint for a list or tuple: one zero array per element."""
     return [np.zeros_like(x) for x in xs]

@@ -928,7 +928,7 @@ def compare_with_previous(x):
     return s
 
 
-# -- functions that show known srcgrad bugs (see KNOWN_BUGS in test_control_flow.py) ----------
+# -- functions that showed srcgrad bugs, now fixed (see test_bug_* in test_control_flow.py) ---
 
 
 def rotate_three(x, y, z):

@@ -16,9 +16,8 @@ loops overwrite (none for straight-line code or a top-level ``if``), the
 adjoint loop runs ``reversed(...)`` over the primal's range, and loops whose
 trip count is not known in advance (``while``, ``for`` with ``break``) count it.
 
-Known srcgrad bugs are ``xfail(strict=True)`` with the bug in the reason, each
-with a minimal reproduction below (``test_bug_*``); the corpus cases showing
-the same bug carry the same reason.
+The ``test_bug_*`` tests are minimal reproductions of bugs this corpus found
+(all fixed), kept as regression tests.
 """
 
 from __future__ import annotations
@@ -34,124 +33,13 @@ from hypothesis import strategies as st
 import srcgrad
 from srcgrad.testing import arrays, check_grads
 
-# -- known bugs --------------------------------------------------------------------------------
-
-BUG_TRIPS = (
-    "bug: the trip counter of a while loop (or of a for loop with break/return) nested in "
-    "another loop is pushed on the tape before it is first assigned (UnboundLocalError 'trips')"
-)
-BUG_STALE_TEST = (
-    "bug: an if inside a loop whose adjoint only pops the tape replays with the last "
-    "iteration's condition (the condition is never recorded): tape out of step, wrong gradient"
-)
-BUG_ZERO_UNBOUND = (
-    "bug: reverse mode zero-initialises the adjoint of a name defined only under an if "
-    "(np.zeros_like(r)) where the name may be unbound (UnboundLocalError)"
-)
-BUG_BOOLOP = (
-    "bug: the value of `a or b` / `a and b` is replayed in reverse with its condition "
-    "variable after the branch overwrote it with the operand: wrong branch, wrong gradient"
-)
-BUG_ENUM_ZIP = (
-    "bug: enumerate(zip(X, Y)) builds its items as a tuple of subscripts (not atoms): "
-    "activity is lost and the derivative is silently zero in both modes"
-)
-BUG_SWAP = (
-    "bug: tuple assignment of plain names inside an if or a loop (a, b = b, a) assigns "
-    "one by one, so later targets read the new values (wrong value and gradient, both modes)"
-)
-BUG_VALUE_RESTORED = (
-    "bug: reverse-mode value_and_grad returns the output variable after the adjoint sweep "
-    "popped its old value back from the tape (and the optimizer drops the last assignment)"
-)
-BUG_LOOP_INDEX = (
-    "bug: reverse mode (grad, rank known) drops a primal loop whose index is read after the "
-    "loop (UnboundLocalError 'i')"
-)
-BUG_FORWARD_F32 = (
-    "bug: grad(mode='forward') of a Python float argument stores the gradient as float32 "
-    "(np.result_type(1.3, np.float32) is float32 under NEP 50)"
-)
-
-KINDS = ("check_grads", "agree", "value", "value_forward", "unchanged")
-
-BUG_IF_TAPE = (
-    "bug: a top-level if that reassigns a name bound before it (a user variable, or the "
-    "temporary of a chained comparison / and / or) records the old value on a tape, where "
-    "a new name per branch would need none (GENERATED_CODE.md: a tape only for loops)"
-)
-
-#: (test kind, function name) -> {point index or None for all points: reason}
-KNOWN_BUGS: dict[tuple[str, str], dict[int | None, str]] = {}
-
-
-def _add(kinds: tuple[str, ...], reason: str, cases: dict[str, tuple[int, ...] | None]) -> None:
-    for kind in kinds:
-        for name, points in cases.items():
-            table = KNOWN_BUGS.setdefault((kind, name), {})
-            for k in points if points is not None else (None,):
-                table[k] = reason
-
-
-_ALL_REVERSE = ("check_grads", "agree", "value", "unchanged")
-_add(
-    _ALL_REVERSE,
-    BUG_TRIPS,
-    {
-        "nested_inner_break": None,
-        "while_in_for_break": None,
-        "early_return_nested_loops": None,
-        "nested_while": None,
-        "for_else_in_for": None,
-    },
-)
-_add(("check_grads", "agree"), BUG_STALE_TEST, {"early_return_in_while": (1, 2)})
-_add(("value", "unchanged"), BUG_STALE_TEST, {"early_return_in_while": (1,)})
-_add(_ALL_REVERSE, BUG_ZERO_UNBOUND, {"early_return_for_else": (0,)})
-_add(("check_grads", "agree"), BUG_BOOLOP, {"or_value_scalar": (1,)})
-_add(("check_grads",), BUG_ENUM_ZIP, {"for_enumerate_zip": None})  # both modes agree on 0
-_add(("check_grads", "value", "value_forward"), BUG_SWAP, {"rotate_three": None})
-_add(("agree", "value", "unchanged"), BUG_LOOP_INDEX, {"index_after_loop": None})
-_add(
-    ("value",),
-    BUG_VALUE_RESTORED,
-    {
-        "branch_uses_own_temp": None,
-        "if_reassign_twice": (0,),
-        "for_range_accumulate": None,
-        "for_range_from_active_shape": None,
-        "for_reversed_range_neg_step": (0, 1, 2),
-        "for_else": None,
-        "for_break_on_element": None,
-        "newton_sqrt": None,
-        "euler_scalar": None,
-        "euler_until": None,
-        "bisect_then_refine": (0,),
-        "enumerate_range": None,
-        "zip_with_range": None,
-        "while_with_branches": None,
-        "shrinking_slices": None,
-    },
-)
-
-
-def _known(kind: str, name: str, k: int) -> str | None:
-    table = KNOWN_BUGS.get((kind, name), {})
-    return table.get(k, table.get(None))
-
 
 def _params(kind: str) -> list:
-    """One pytest param per (function, point), xfail (strict) where a known bug shows."""
+    """One pytest param per (function, point)."""
     out = []
     for case in cf.CASES:
         for k, point in enumerate(case.points):
-            reason = _known(kind, case.func.__name__, k)
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            out.append(
-                pytest.param(
-                    case.func, point, case.wrt, id=f"{case.func.__name__}-{k}", marks=marks
-                )
-            )
+            out.append(pytest.param(case.func, point, case.wrt, id=f"{case.func.__name__}-{k}"))
     return out
 
 
@@ -194,9 +82,6 @@ def test_corpus_is_valid():
         for point in case.points:
             value = case.func(*point)
             assert np.all(np.isfinite(value)), case.func.__name__
-    for (kind, name), table in KNOWN_BUGS.items():
-        assert kind in KINDS and name in names
-        assert all(reason.startswith("bug: ") for reason in table.values())
 
 
 @pytest.mark.parametrize("func, args, wrt", _params("check_grads"))
@@ -213,8 +98,6 @@ def test_reverse_and_forward_grad_agree(func, args, wrt):
         assert np.shape(r) == np.shape(x) == np.shape(f)
         if np.result_type(x) == np.float32:
             tol = 1e-4
-        elif isinstance(x, float):
-            tol = 1e-6  # forward mode keeps float32 for Python floats: BUG_FORWARD_F32
         else:
             tol = 1e-10
         np.testing.assert_allclose(r, f, rtol=tol, atol=tol, err_msg=f"argument {i}")
@@ -302,7 +185,6 @@ def _bug_unbound_zero(x):
     return y
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_ZERO_UNBOUND)
 def test_bug_adjoint_zeroed_for_name_defined_in_one_branch():
     assert srcgrad.grad(_bug_unbound_zero, mode="forward")(-2.0) == 1.0  # forward mode is right
     assert srcgrad.grad(_bug_unbound_zero)(-2.0) == 1.0  # UnboundLocalError: 'r'
@@ -313,7 +195,6 @@ def _bug_boolop(x, flag):
     return y
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_BOOLOP)
 def test_bug_or_value_replayed_with_overwritten_condition():
     assert srcgrad.grad(_bug_boolop, mode="forward")(3.0, 0.0) == 6.0  # forward mode is right
     assert srcgrad.grad(_bug_boolop)(3.0, 0.0) == 6.0  # gives 0.0
@@ -326,7 +207,6 @@ def _bug_enumerate_zip(X, Y):
     return s
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_ENUM_ZIP)
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_bug_enumerate_zip_loses_activity(mode):
     X, Y = np.ones((2, 2)), np.full((2, 2), 3.0)
@@ -340,7 +220,6 @@ def _bug_nested_counter(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_TRIPS)
 def test_bug_trip_counter_of_inner_while_pushed_unbound():
     assert srcgrad.grad(_bug_nested_counter, mode="forward")(0.3) == 4.0  # forward mode is right
     assert srcgrad.grad(_bug_nested_counter)(0.3) == 4.0  # UnboundLocalError: 'trips'
@@ -356,7 +235,6 @@ def _bug_stale_test(x):
     return s
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_STALE_TEST)
 def test_bug_if_in_loop_replayed_with_last_condition():
     assert srcgrad.grad(_bug_stale_test, mode="forward")(1.0) == 5.0  # forward mode is right
     assert srcgrad.grad(_bug_stale_test)(1.0) == 5.0  # gives 6.0: `if t4: k = tape.pop()`
@@ -376,7 +254,6 @@ def _bug_swap_in_loop(x, y):
     return a * 2.0 + b * 3.0
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_SWAP)
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 @pytest.mark.parametrize("func", [_bug_swap_in_branch, _bug_swap_in_loop])
 def test_bug_swap_inside_if_or_loop(func, mode):
@@ -392,7 +269,6 @@ def _bug_value_restored(x):
     return s
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_VALUE_RESTORED)
 def test_bug_value_and_grad_returns_restored_output():
     assert srcgrad.value_and_grad(_bug_value_restored, mode="forward")(2.0) == (8.0, 12.0)
     assert srcgrad.value_and_grad(_bug_value_restored)(2.0) == (8.0, 12.0)  # gives (2.0, 12.0)
@@ -405,7 +281,6 @@ def _bug_loop_index(x):
     return s * i
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_LOOP_INDEX)
 def test_bug_loop_index_read_after_loop():
     assert srcgrad.grad(_bug_loop_index, mode="forward")(1.5) == 6.0  # forward mode is right
     assert srcgrad.vjp(_bug_loop_index)(1.5, 1.0) == 6.0  # so is vjp
@@ -416,7 +291,6 @@ def _square(x):
     return x * x
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_FORWARD_F32)
 def test_bug_forward_grad_of_python_float_is_float32():
     assert srcgrad.grad(_square)(1.3) == 2.6
     assert srcgrad.grad(_square, mode="forward")(np.float64(1.3)) == 2.6
@@ -506,7 +380,6 @@ def _straight(w, x, y):
 
 
 STRAIGHT_ARGS = (np.ones(3) * 0.1, np.ones((2, 3)) * 0.5, np.array([0.0, 1.0]))
-_IF_TAPE = pytest.mark.xfail(strict=True, reason=BUG_IF_TAPE)
 
 
 @pytest.mark.parametrize(
@@ -516,7 +389,7 @@ _IF_TAPE = pytest.mark.xfail(strict=True, reason=BUG_IF_TAPE)
         (cf.if_scalar, (1.3,)),
         (cf.if_array_sum, (np.ones(3),)),
         (cf.if_elif_else, (np.ones(3),)),
-        pytest.param(cf.if_no_else, (np.ones(3),), marks=_IF_TAPE),
+        pytest.param(cf.if_no_else, (np.ones(3),)),
         (cf.if_nested, (np.ones(3), np.ones(3))),
         (cf.assigned_in_one_branch, (np.ones(3),)),
         (cf.not_condition, (np.ones(3),)),
@@ -525,10 +398,10 @@ _IF_TAPE = pytest.mark.xfail(strict=True, reason=BUG_IF_TAPE)
         (cf.early_return_branch, (np.ones(3),)),
         (cf.early_return_elif, (np.ones(2),)),
         (cf.return_both_branches, (np.ones(2),)),
-        pytest.param(cf.if_reassign_twice, (np.ones(3),), marks=_IF_TAPE),
-        pytest.param(cf.if_many_outputs, (np.ones(2),), marks=_IF_TAPE),
-        pytest.param(cf.chained_comparison, (np.ones(2),), marks=_IF_TAPE),
-        pytest.param(cf.and_or_not, (np.ones(2), np.ones(2)), marks=_IF_TAPE),
+        pytest.param(cf.if_reassign_twice, (np.ones(3),)),
+        pytest.param(cf.if_many_outputs, (np.ones(2),)),
+        pytest.param(cf.chained_comparison, (np.ones(2),)),
+        pytest.param(cf.and_or_not, (np.ones(2), np.ones(2))),
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
