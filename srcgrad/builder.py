@@ -22,6 +22,27 @@ HELPERS = tuple(
 COMMENT = "#"
 
 
+def function_def(fname: str, params: list[str], body: list[ast.stmt]) -> ast.FunctionDef:
+    """``def fname(params): body`` with plain positional parameters."""
+    func = ast.FunctionDef(
+        name=fname,
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg(arg=p) for p in params],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        ),
+        body=body,
+        decorator_list=[],
+        returns=None,
+        lineno=1,
+    )
+    return ast.fix_missing_locations(func)
+
+
 def comment(text: str) -> ast.Expr:
     """A statement that unparses as the comment ``# text``."""
     return ast.Expr(value=ast.Name(id=f"{COMMENT} {text}", ctx=ast.Load()))
@@ -130,22 +151,7 @@ class Builder:
 
     def function(self, base: str, params: list[str], body: list[ast.stmt]) -> ast.FunctionDef:
         """A generated function named after ``base`` (made fresh)."""
-        return ast.FunctionDef(
-            name=self.namer.fresh(base),
-            args=ast.arguments(
-                posonlyargs=[],
-                args=[ast.arg(arg=p) for p in params],
-                vararg=None,
-                kwonlyargs=[],
-                kw_defaults=[],
-                kwarg=None,
-                defaults=[],
-            ),
-            body=body,
-            decorator_list=[],
-            returns=None,
-            lineno=1,
-        )
+        return function_def(self.namer.fresh(base), params, body)
 
     def with_witnesses(self, expr: ast.expr, preferred: list[str]) -> ast.expr:
         """Read shapes off ``preferred`` names: ``np.full_like(t2, g)`` becomes

@@ -22,7 +22,7 @@ from typing import Any
 from . import emit as emit_stage
 from .analyze import Facts, analyze
 from .backends import NUMPY, Backend
-from .builder import HELPERS, Builder, is_marker
+from .builder import HELPERS, Builder, function_def, is_marker
 from .errors import UnsupportedSyntaxError
 from .forward import forward
 from .naming import Namer
@@ -226,23 +226,7 @@ def _split(
 
 
 def _function(name: str, params: list[str], body: list[ast.stmt], doc: str) -> ast.FunctionDef:
-    func = ast.FunctionDef(
-        name=name,
-        args=ast.arguments(
-            posonlyargs=[],
-            args=[ast.arg(arg=p) for p in params],
-            vararg=None,
-            kwonlyargs=[],
-            kw_defaults=[],
-            kwarg=None,
-            defaults=[],
-        ),
-        body=[ast.Expr(value=ast.Constant(doc)), *body],
-        decorator_list=[],
-        returns=None,
-        lineno=1,
-    )
-    return ast.fix_missing_locations(func)
+    return function_def(name, params, [ast.Expr(value=ast.Constant(doc)), *body])
 
 
 def derive(
