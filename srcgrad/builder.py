@@ -172,7 +172,10 @@ class Builder:
             ):
                 slot = 1
             if slot is not None and slot < len(node.args) and isinstance(node.args[slot], ast.Name):
-                node.args[slot] = name(self.facts.witness(node.args[slot].id, preferred))
+                candidates = preferred
+                if func.endswith("_like"):  # reads the dtype too: only float (active) names
+                    candidates = [p for p in preferred if p in self.facts.active]
+                node.args[slot] = name(self.facts.witness(node.args[slot].id, candidates))
         return expr
 
 

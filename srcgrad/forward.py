@@ -31,14 +31,26 @@ from .rules import instantiate
 
 
 def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) -> ast.FunctionDef:
-    body = _block(norm.tree.body[:-1], facts, builder)
+    params = [a.arg for a in norm.tree.args.args]
+    # a parameter outside wrt that is given an active value on some path starts
+    # with a zero tangent (dead code elimination drops it where no path needs it)
+    body: list[ast.stmt] = [
+        assign(
+            builder.tangent(p),
+            builder.call("zeros_seq", name(p))
+            if p in facts.sequences
+            else builder.xp_call("zeros_like", name(p)),
+        )
+        for p in params
+        if p in facts.active and p not in wrt
+    ]
+    body += _block(norm.tree.body[:-1], facts, builder)
     out = facts.returned
     if isinstance(out, ast.Name) and out.id in facts.active:
         out_dot: ast.expr = name(builder.tangent(out.id))
     else:
         out_dot = builder.xp_call("zeros_like", copy.deepcopy(out))
     body.append(ast.Return(value=ast.Tuple(elts=[copy.deepcopy(out), out_dot], ctx=ast.Load())))
-    params = [a.arg for a in norm.tree.args.args]
     tangents = [builder.tangent(w) for w in wrt]
     return builder.function(f"jvp_{norm.tree.name}", params + tangents, body)
 

@@ -204,8 +204,8 @@ class _Reverse:
         """For every active name, the block its adjoint lives in and how it starts.
 
         ``self.home[v]`` is the innermost block holding every definition and use
-        of ``v``; ``self.simple`` holds the names all of whose definitions are
-        statements of that block, before any use: their adjoint starts at zero
+        of ``v``; ``self.simple`` holds the names with one definition, a statement of
+        that block, before any use: their adjoint starts at zero
         at the reversed block's start and needs no reset.
         """
         uses: dict[str, list[list[ast.stmt]]] = {}
@@ -252,7 +252,8 @@ class _Reverse:
             home = common[-1] if common else id(top)
             self.home[v] = home
             events = [kind for bid, kind in order.get(v, []) if bid == home or kind == "use"]
-            direct = all(id(b) == home for b in defs.get(v, []))
+            # one definition: with two, the later one's adjoint must reset v's
+            direct = [id(b) for b in defs.get(v, [])] == [home]
             if direct and events and events[0] == "def":
                 self.simple.add(v)
 

@@ -102,7 +102,7 @@ def extremum_jvp(dx, x, ans, axis=None, keepdims=False):
 
 
 def zero_adjoint(x):
-    """A zero adjoint for ``x``, or None where ``x`` was never given a value."""
+    """A zero adjoint (or tangent) for ``x``, or None where ``x`` was never given a value."""
     if x is None:
         return None
     if isinstance(x, (list, tuple)):

@@ -965,6 +965,45 @@ def for_else_in_for(X):
 # -- the corpus ------------------------------------------------------------------------------
 
 
+# -- found by the random-program tests ---------------------------------------------------
+
+
+def inactive_parameter_reassigned(x, y):
+    """``x`` is not differentiated, but a branch gives it a value that depends on ``y``."""
+    if np.sum(y) > 0.0:
+        x = np.sin(y)
+    return np.sum(x * y)
+
+
+def overwritten_after_loop(y):
+    """``a`` is assigned twice in one block (the second time after a for-else)."""
+    a = 0.5 * y
+    for i in range(1, 3):
+        b = 1.0
+    else:
+        a = -y
+    return np.sum(a) + b
+
+
+def reassigned_in_loop_body(x):
+    """A name assigned twice in a loop body, read between the two assignments."""
+    s = 0.0
+    for i in range(3):
+        a = x * 2.0
+        b = a * a
+        a = np.sin(x)
+        s = s + a + b
+    return np.sum(s)
+
+
+def integer_argument_same_shape(x, y, n):
+    """``n`` (an int) has the shape of a scalar temporary: its dtype must not leak."""
+    a = 0.5 * y
+    if np.mean(a) > 0.25:
+        x = np.tanh(a @ x * a)
+    return np.sum(np.tanh(np.sum(x) ** 3)) * n
+
+
 class Case(NamedTuple):
     func: Callable[..., Any]
     points: list[tuple]  # argument tuples: each exercises a branch or trip count
@@ -1141,4 +1180,16 @@ CASES: list[Case] = [
     Case(rotate_three, [(_arr(2), _arr(2), _arr(2))], (0, 1, 2)),
     Case(nested_while, [(np.array([0.2, 6.0]),)]),
     Case(for_else_in_for, [(np.array([[0.5, 0.2], [0.3, -2.0]]),)]),
+    Case(
+        inactive_parameter_reassigned,
+        [(_arr(3), np.array([0.1, 0.2, 0.3])), (_arr(3), np.array([-0.1, 0.2, -0.3]))],
+        1,
+    ),
+    Case(overwritten_after_loop, [(_arr(3),)]),
+    Case(reassigned_in_loop_body, [(np.array([0.3, 0.5]),)]),
+    Case(
+        integer_argument_same_shape,
+        [(np.array([-1.57]), np.array([0.79]), 2), (np.array([-1.57]), np.array([-0.79]), 2)],
+        (0, 1),
+    ),
 ]
