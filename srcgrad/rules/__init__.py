@@ -221,4 +221,5 @@ def linear(ctx: Context) -> ast.expr:
 #: statements the transforms write themselves, with their parameters
 SEQUENCE_RULES: dict[str, Rule] = {}
 
-from . import numpy_rules  # noqa: E402,F401  (fills RULES)
+# the modules that fill RULES
+from . import elementwise, linalg, numpy_rules, reductions, shapes  # noqa: E402,F401
