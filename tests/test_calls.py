@@ -1,0 +1,166 @@
+"""Calls to user functions, in both modes: module helpers, helpers in other
+modules, closures, default and keyword arguments, tuple results, recursion and
+mutual recursion. Each is checked against finite differences with
+``check_grads``; the generated code calls each callee's own derivative."""
+
+from __future__ import annotations
+
+import helpers_for_calls as other
+import numpy as np
+import pytest
+from helpers_for_calls import smooth_step
+
+import srcgrad
+from srcgrad.errors import UnsupportedSyntaxError
+from srcgrad.testing import check_grads
+
+
+# -- the user's code ---------------------------------------------------------------------
+def square_plus(x, c=1.0):
+    return x * x + c
+
+
+def calls_helper(x):
+    return np.sum(square_plus(x) * np.sin(x))
+
+
+def calls_with_keyword(x, y):
+    return np.sum(square_plus(c=y, x=x))
+
+
+def calls_other_module(x):
+    return np.sum(smooth_step(x) + other.smooth_step(x, sharpness=3.0))
+
+
+def calls_tuple_helper(x):
+    kinetic, potential = other.split_energy(x)
+    return kinetic * potential
+
+
+def indexes_tuple_result(x):
+    parts = other.split_energy(x)
+    return parts[0] - 2.0 * parts[1]
+
+
+def make_model(weight, bias):
+    def model(x):
+        return np.tanh(weight * x + bias)
+
+    def loss(x):
+        return np.sum(model(x) ** 2)
+
+    return loss
+
+
+closure_loss = make_model(np.array([0.5, -1.5]), 0.25)
+
+
+def power(x, n):
+    if n == 0:
+        return x * 0.0 + 1.0
+    return x * power(x, n - 1)
+
+
+def uses_power(x, n):
+    return np.sum(power(x, n))
+
+
+def even_sum(x, n):
+    if n == 0:
+        return np.sum(x)
+    return np.sum(np.sin(x)) + odd_sum(0.9 * x, n - 1)
+
+
+def odd_sum(x, n):
+    if n == 0:
+        return np.sum(x * x)
+    return even_sum(np.cos(x), n - 1)
+
+
+def tree_sum(x, depth):
+    """Two recursive calls per level: a binary tree of calls."""
+    if depth == 0:
+        return np.sum(np.sin(x))
+    return tree_sum(0.5 * x, depth - 1) + tree_sum(x * x, depth - 1)
+
+
+def helper_in_loop(x):
+    total = 0.0
+    for k in range(3):
+        total = total + np.sum(square_plus(x, c=0.1 * k))
+    return total
+
+
+def helper_in_branch(x):
+    if np.sum(x) > 0:
+        y = square_plus(x)
+    else:
+        y = smooth_step(x)
+    return np.sum(y)
+
+
+def nested_def(x):
+    def g(y):
+        return y * y
+
+    return np.sum(g(x))
+
+
+X = np.array([0.3, -0.7, 1.1])
+CASES = [
+    (calls_helper, (X,), 0),
+    (calls_with_keyword, (X, 0.5), (0, 1)),
+    (calls_other_module, (X,), 0),
+    (calls_tuple_helper, (X,), 0),
+    (indexes_tuple_result, (X,), 0),
+    (closure_loss, (X[:2],), 0),
+    (uses_power, (X, 0), 0),
+    (uses_power, (X, 4), 0),
+    (even_sum, (X, 5), 0),
+    (even_sum, (X, 6), 0),
+    (tree_sum, (X, 3), 0),
+    (helper_in_loop, (X,), 0),
+    (helper_in_branch, (X,), 0),
+    (helper_in_branch, (-X - 1.0,), 0),
+]
+
+
+@pytest.mark.parametrize(
+    "func, args, wrt",
+    CASES,
+    ids=[f"{f.__name__}-{i}" for i, (f, _, _) in enumerate(CASES)],
+)
+def test_calls_check_grads(func, args, wrt):
+    check_grads(func, args, wrt=wrt)
+
+
+def test_deep_recursion():
+    x = np.array([0.99, 1.01])
+    g = srcgrad.grad(uses_power)(x, 300)
+    np.testing.assert_allclose(g, 300 * x**299, rtol=1e-10)
+    _, t = srcgrad.jvp(uses_power)(x, 300, np.ones(2))
+    np.testing.assert_allclose(t, np.sum(300 * x**299), rtol=1e-10)
+
+
+def test_each_callee_gets_its_own_derivative_in_the_module():
+    reverse = srcgrad.grad(uses_power)
+    reverse(X, 2)
+    assert "def power_fwd(x, n):" in reverse.source
+    assert "def power_bwd(x, n, rec, result_bar):" in reverse.source
+    assert "power_bwd(x, t4, t5_rec, t5_bar)" in reverse.source  # the recursive adjoint call
+    forward = srcgrad.jvp(uses_power)
+    forward(X, 2, np.ones(3))
+    assert "def jvp_power(" in forward.source
+
+
+def test_mutual_recursion_generates_both_functions():
+    reverse = srcgrad.grad(even_sum)
+    reverse(X, 3)
+    for name in ("even_sum_fwd", "even_sum_bwd", "odd_sum_fwd", "odd_sum_bwd"):
+        assert f"def {name}(" in reverse.source
+
+
+def test_nested_def_is_a_clear_error():
+    with pytest.raises(UnsupportedSyntaxError, match="nested function definitions") as info:
+        srcgrad.grad(nested_def)(X)
+    assert "test_calls.py" in str(info.value) and "def g(y):" in str(info.value)
