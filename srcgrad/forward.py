@@ -48,6 +48,8 @@ def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) ->
     out = facts.returned
     if isinstance(out, ast.Name) and out.id in facts.active:
         out_dot: ast.expr = name(builder.tangent(out.id))
+    elif isinstance(out, ast.Name) and out.id in facts.sequences:  # an inactive tuple
+        out_dot = builder.call("zeros_seq", copy.deepcopy(out))
     else:
         out_dot = builder.xp_call("zeros_like", copy.deepcopy(out))
     body.append(ast.Return(value=ast.Tuple(elts=[copy.deepcopy(out), out_dot], ctx=ast.Load())))

@@ -99,6 +99,16 @@ def helper_in_branch(x):
     return np.sum(y)
 
 
+def pair_ignoring_v(u, v):
+    return np.tanh(u), np.sin(2.0)
+
+
+def tuple_result_not_depending_on_wrt(x, z):
+    """The callee gets an active argument but returns values that do not depend on it."""
+    a, b = pair_ignoring_v(np.tanh(x), np.sum(z))
+    return np.sum(a * b) + np.sum(z * z)
+
+
 def nested_def(x):
     def g(y):
         return y * y
@@ -122,6 +132,7 @@ CASES = [
     (helper_in_loop, (X,), 0),
     (helper_in_branch, (X,), 0),
     (helper_in_branch, (-X - 1.0,), 0),
+    (tuple_result_not_depending_on_wrt, (X, X[:2]), 1),
 ]
 
 
