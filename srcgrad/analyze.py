@@ -64,7 +64,7 @@ class Op:
     @property
     def diff_args(self) -> list[tuple[str, ast.expr]]:
         """(parameter, atom) pairs a derivative flows through."""
-        if self.rule is None:
+        if self.rule is None or self.problem:  # unknown: every argument may matter
             return list(self.args.items())
         if self.rule.nondiff:
             return []
@@ -148,7 +148,7 @@ def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> F
     facts.sequences = {
         n
         for n, defs in facts.definitions.items()
-        if defs and all(_makes_sequence(facts.ops.get(s)) for s, _ in defs)
+        if defs and all(makes_sequence(facts.ops.get(s)) for s, _ in defs)
     }
     _shapes(facts, assigns)
     # activity, to a fixed point: a name's value may come from several definitions
@@ -320,13 +320,17 @@ def _check_fresh(norm: Normalized, facts: Facts, op: Op) -> None:
         )
 
 
-def _makes_sequence(op: Op | None) -> bool:
-    """Whether an operation gives a list or tuple: a display, an append, or a call to
-    a user function whose every ``return`` returns a tuple display."""
+def makes_sequence(op: Op | None) -> bool:
+    """Whether an operation gives a list or tuple: a display, an append, a primitive
+    whose rule says so (``np.linalg.eigh``), or a call to a user function whose every
+    ``return`` returns a tuple display."""
     if op is None:
         return False
     if op.key in ("pack", "append"):
         return True
+    if op.rule is not None and op.ctx is not None and op.rule.tuple_result:
+        tuple_result = op.rule.tuple_result
+        return bool(tuple_result(op.ctx) if callable(tuple_result) else tuple_result)
     return op.call_args is not None and _returns_tuple(op.callee)
 
 

@@ -19,7 +19,11 @@ import numpy as np
 from .rules import RULES, SEQUENCE_RULES, Rule
 
 #: well-known second names of one numpy object, listed too
-_ALIASES = {"numpy.absolute": "numpy.abs", "numpy.divide": "numpy.true_divide"}
+_ALIASES = {
+    "numpy.absolute": "numpy.abs",
+    "numpy.divide": "numpy.true_divide",
+    "scipy.special.psi": "scipy.special.digamma",
+}
 
 _OPERATORS = {
     ast.Add: "x + y",
@@ -42,7 +46,13 @@ def _qualified(key: Any) -> list[str]:
     if name is None:
         return [repr(key)]
     module = getattr(key, "__module__", None) or ""
-    if isinstance(key, np.ufunc) or module == "numpy" or module.startswith("numpy._"):
+    if isinstance(key, np.ufunc):  # numpy's own, or scipy.special's (ufuncs lack __module__)
+        special = sys.modules.get("scipy.special")
+        if getattr(np, name, None) is not key and getattr(special, name, None) is key:
+            module = "scipy.special"
+        else:
+            module = "numpy"
+    if module == "numpy" or module.startswith("numpy._"):
         qualified = f"numpy.{name}"
     elif module.startswith("numpy.linalg"):
         qualified = f"numpy.linalg.{name}"

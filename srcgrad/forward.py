@@ -24,7 +24,7 @@ import copy
 import dataclasses
 import inspect
 
-from .analyze import Facts
+from .analyze import Facts, makes_sequence
 from .builder import Builder, add, assign, name
 from .normalize import Normalized
 from .rules import instantiate
@@ -48,13 +48,20 @@ def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) ->
     out = facts.returned
     if isinstance(out, ast.Name) and out.id in facts.active:
         out_dot: ast.expr = name(builder.tangent(out.id))
-    elif isinstance(out, ast.Name) and out.id in facts.sequences:  # an inactive tuple
+    elif isinstance(out, ast.Name) and _may_be_sequence(out.id, facts):  # an inactive tuple
         out_dot = builder.call("zeros_seq", copy.deepcopy(out))
     else:
         out_dot = builder.xp_call("zeros_like", copy.deepcopy(out))
     body.append(ast.Return(value=ast.Tuple(elts=[copy.deepcopy(out), out_dot], ctx=ast.Load())))
     tangents = [builder.tangent(w) for w in wrt]
     return builder.function(f"jvp_{norm.tree.name}", params + tangents, body)
+
+
+def _may_be_sequence(v: str, facts: Facts) -> bool:
+    """Whether some definition of ``v`` gives it a tuple or list."""
+    return v in facts.sequences or any(
+        makes_sequence(facts.ops.get(stmt)) for stmt, _ in facts.definitions.get(v, [])
+    )
 
 
 def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.stmt]:

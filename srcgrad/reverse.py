@@ -724,6 +724,7 @@ class _Reverse:
         when its adjoint runs is the value they had when it ran."""
         position = self.position[id(stmt)]
         in_loop = self.depth[id(stmt)] > 0
+        top = {id(s) for s in self.norm.tree.body}
         safe = []
         for n in self.named:
             defs = self.facts.definitions.get(n, [])
@@ -731,7 +732,9 @@ class _Reverse:
                 ok = len(defs) <= 1 and all(d == 0 for _, d in defs)
             else:
                 ok = all(self.position[id(s)] < position for s, _ in defs)
-            if ok:
+            # bound on every path: a parameter, or defined by a statement outside any branch
+            bound = not defs or any(id(s) in top for s, _ in defs)
+            if ok and bound:
                 safe.append(n)
         return safe
 

@@ -1004,6 +1004,19 @@ def integer_argument_same_shape(x, y, n):
     return np.sum(np.tanh(np.sum(x) ** 3)) * n
 
 
+def copy_in_a_branch(x, s, n):
+    """``w0`` has the shape of ``a`` but is bound only when ``n > 2``: the adjoint must
+    not read shapes off it."""
+    a = np.sin(x)
+    if n > 2:
+        w0 = a.copy()  # noqa: F841 (read by nothing: the point of the case)
+    for i in range(2):
+        if np.sum(a) > -5.0:
+            a = a * np.cos(a)
+        a = s * a
+    return np.sum(a * a)
+
+
 class Case(NamedTuple):
     func: Callable[..., Any]
     points: list[tuple]  # argument tuples: each exercises a branch or trip count
@@ -1186,6 +1199,7 @@ CASES: list[Case] = [
         1,
     ),
     Case(overwritten_after_loop, [(_arr(3),)]),
+    Case(copy_in_a_branch, [(np.array([0.3, 0.4]), 0.7, 0), (np.array([0.3, 0.4]), 0.7, 3)], 1),
     Case(reassigned_in_loop_body, [(np.array([0.3, 0.5]),)]),
     Case(
         integer_argument_same_shape,

@@ -109,6 +109,19 @@ def tuple_result_not_depending_on_wrt(x, z):
     return np.sum(a * b) + np.sum(z * z)
 
 
+def pair_with_early_return(u, v):
+    a = np.sin(u)
+    if np.mean(a) > 1.0:
+        return np.tanh(u), np.tanh(v)
+    return 0.5 * a, 0.5 * 2.0
+
+
+def early_return_tuple_not_depending_on_wrt(x, y):
+    b = np.tanh(np.sum(x))
+    a, b = pair_with_early_return(y, b)
+    return np.mean(a) + np.sum(x * x)
+
+
 def nested_def(x):
     def g(y):
         return y * y
@@ -133,6 +146,7 @@ CASES = [
     (helper_in_branch, (X,), 0),
     (helper_in_branch, (-X - 1.0,), 0),
     (tuple_result_not_depending_on_wrt, (X, X[:2]), 1),
+    (early_return_tuple_not_depending_on_wrt, (X, X), 0),
 ]
 
 

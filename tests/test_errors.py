@@ -113,18 +113,18 @@ def with_helper_call_inactive(x, c):
 # -- functions with calls that have no derivative ------------------------------------------
 
 
-def with_arctan(x):
-    y = np.arctan(x)
+def with_i0(x):
+    y = np.i0(x)
     return np.sum(y)
 
 
-def with_cumsum(x):
-    y = np.sum(np.cumsum(x) * 2.0)
+def with_convolve(x):
+    y = np.sum(np.convolve(x, x) * 2.0)
     return y
 
 
-def with_arctan_of_inactive(x, c):
-    y = x * np.arctan(c)
+def with_i0_of_inactive(x, c):
+    y = x * np.i0(c)
     return np.sum(y)
 
 
@@ -254,7 +254,7 @@ def test_error_in_every_mode():
 @pytest.mark.parametrize("kind", ["grad", "jvp", "vjp"])
 @pytest.mark.parametrize(
     "func, snippet, name",
-    [(with_arctan, "y = np.arctan(x)", "arctan"), (with_cumsum, "np.cumsum(x)", "cumsum")],
+    [(with_i0, "y = np.i0(x)", "i0"), (with_convolve, "np.convolve(x, x)", "convolve")],
 )
 def test_no_derivative_error(func, snippet, name, kind):
     with pytest.raises(srcgrad.NoDerivativeError) as info:
@@ -266,7 +266,7 @@ def test_no_derivative_error(func, snippet, name, kind):
 
 def test_function_without_rule_is_fine_on_inactive_values():
     c = np.array([0.5, 1.0, 2.0])
-    np.testing.assert_allclose(srcgrad.grad(with_arctan_of_inactive)(X, c), np.arctan(c))
+    np.testing.assert_allclose(srcgrad.grad(with_i0_of_inactive)(X, c), np.i0(c))
 
 
 # -- ValueError for wrt --------------------------------------------------------------------
@@ -448,8 +448,8 @@ ALL_BAD = [
     with_list_comprehension,
     with_subscript_assignment,
     with_subscript_augmented_assignment,
-    with_arctan,
-    with_cumsum,
+    with_i0,
+    with_convolve,
 ]
 
 

@@ -91,6 +91,9 @@ class Rule:
     rank: Callable[[Context], int | None] | None = None
     varargs: bool = False  # the last parameter collects the remaining positionals
     fixed: dict[str, Any] = field(default_factory=dict)  # params that must keep this value
+    #: the result is a tuple (``np.linalg.eigh``): True, or a function of the Context
+    #: (``svd`` with ``compute_uv``); its tangent is a tuple and its adjoint a list
+    tuple_result: Any = False
 
     @property
     def diff_params(self) -> tuple[str, ...]:
@@ -222,4 +225,4 @@ def linear(ctx: Context) -> ast.expr:
 SEQUENCE_RULES: dict[str, Rule] = {}
 
 # the modules that fill RULES
-from . import elementwise, linalg, numpy_rules, reductions, shapes  # noqa: E402,F401
+from . import elementwise, linalg, numpy_rules, reductions, scipy_special, shapes  # noqa: E402,F401
