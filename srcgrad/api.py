@@ -361,9 +361,112 @@ def _make(kind: str, func: Any, wrt: Wrt, **options: Any) -> Any:
     return Derivative(func, kind, wrt, **options)
 
 
-def show(derivative: Derivative, file: Any = None) -> None:
+class Jacobian:
+    """The Jacobian of ``func`` with respect to ``wrt``: an array of shape
+    ``out.shape + arg.shape`` (a tuple of them for a tuple ``wrt``).
+
+    ``mode="reverse"`` runs the generated vjp once per output element;
+    ``mode="forward"`` runs the generated jvp once per input element. Choose
+    the mode whose count is smaller. ``.source`` is the generated code used.
+    """
+
+    def __init__(self, func: Callable[..., Any], wrt: Wrt, mode: str = "reverse") -> None:
+        if mode not in _MODES:
+            raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+        self.mode = mode
+        self._inner = Derivative(func, "vjp" if mode == "reverse" else "jvp", wrt)
+        functools.update_wrapper(self, func)
+        self.__wrapped__ = func
+        self.wrt = self._inner.wrt
+
+    @property
+    def source(self) -> str:
+        """The generated code the Jacobian is assembled from (a vjp or a jvp)."""
+        return self._inner.source
+
+    def __repr__(self) -> str:
+        inner = self._inner
+        wrt = inner.wrt[0] if not inner._wrt_tuple else tuple(inner.wrt)
+        return (
+            f"<srcgrad.jacobian of {self.__wrapped__.__qualname__}, wrt={wrt!r}, "
+            f"mode={self.mode!r}>"
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        inner = self._inner
+        values = inner._bind(args, kwargs)
+        out = self.__wrapped__(*values)
+        rows = self._rows(values, out) if self.mode == "reverse" else self._columns(values, out)
+        return tuple(rows) if inner._wrt_tuple else rows[0]
+
+    def _rows(self, values: list[Any], out: Any) -> list[Any]:
+        """Reverse mode: row ``i`` of each Jacobian is the vjp of the basis cotangent ``e_i``."""
+        inner = self._inner
+        xp = _module_of(out) if hasattr(out, "shape") and not isinstance(out, np.generic) else np
+        wrt_values = [values[inner._params.index(w)] for w in inner.wrt]
+        jacobians = [
+            xp.zeros(np.shape(out) + np.shape(v), dtype=_float_dtype(out, v)) for v in wrt_values
+        ]
+        for index in np.ndindex(np.shape(out)):
+            dout = xp.zeros_like(out, dtype=jacobians[0].dtype) if np.ndim(out) else 1.0
+            if np.ndim(out):
+                dout[index] = 1
+            grads = inner(*values, dout)
+            grads = grads if inner._wrt_tuple else (grads,)
+            for jac, g in zip(jacobians, grads):
+                jac[index] = g
+        return [_like_jacobian(j, out, v) for j, v in zip(jacobians, wrt_values)]
+
+    def _columns(self, values: list[Any], out: Any) -> list[Any]:
+        """Forward mode: column ``j`` is the jvp of the basis tangent ``e_j``."""
+        inner = self._inner
+        wrt_values = [values[inner._params.index(w)] for w in inner.wrt]
+        zeros = [_zero_tangent(v) for v in wrt_values]
+        result = []
+        for k, v in enumerate(wrt_values):
+            xp = _module_of(v) if isinstance(v, np.ndarray) or hasattr(v, "device") else np
+            jac = xp.zeros(np.shape(out) + np.shape(v), dtype=_float_dtype(out, v))
+            for index in np.ndindex(np.shape(v)):
+                tangents = list(zeros)
+                if np.ndim(v):
+                    basis = xp.zeros_like(v)
+                    basis[index] = 1
+                    tangents[k] = basis
+                else:
+                    tangents[k] = type(v)(1.0) if isinstance(v, (float, np.generic)) else 1.0
+                _, column = inner(*values, *tangents)
+                jac[(Ellipsis, *index)] = column
+            result.append(_like_jacobian(jac, out, v))
+        return result
+
+
+def _float_dtype(out: Any, v: Any) -> Any:
+    return np.result_type(getattr(out, "dtype", np.float64), getattr(v, "dtype", np.float64))
+
+
+def _like_jacobian(jac: Any, out: Any, v: Any) -> Any:
+    """A Jacobian of a scalar function of a scalar is a scalar of the argument's type."""
+    if np.ndim(jac) == 0:
+        return _like(jac, v) if not isinstance(v, np.ndarray) else jac
+    return jac
+
+
+def jacobian(func: Callable[..., Any] | None = None, wrt: Wrt = 0, *, mode: str = "reverse") -> Any:
+    """The Jacobian of ``func`` with respect to argument(s) ``wrt``: an array of shape
+    ``out.shape + arg.shape`` (a tuple of them when ``wrt`` is a tuple).
+
+    Works as ``jacobian(f)``, ``@jacobian`` and ``@jacobian(wrt="w")``.
+    ``mode="reverse"`` costs one vjp per output element, ``mode="forward"`` one
+    jvp per input element.
+    """
+    if func is None:
+        return lambda f: Jacobian(f, wrt, mode)
+    return Jacobian(func, wrt, mode)
+
+
+def show(derivative: Derivative | Jacobian, file: Any = None) -> None:
     """Print the generated source of ``derivative`` with line numbers."""
-    if not isinstance(derivative, Derivative):
+    if not isinstance(derivative, (Derivative, Jacobian)):
         raise TypeError(
             f"show takes an object made by a srcgrad transformation, got {derivative!r}"
         )

@@ -48,6 +48,8 @@ def _qualified(key: Any) -> list[str]:
         qualified = f"numpy.linalg.{name}"
     elif module.startswith("scipy.special"):
         qualified = f"scipy.special.{name}"
+    elif module.startswith("srcgrad"):
+        qualified = f"srcgrad.{name}"
     elif module in ("math", "builtins"):
         qualified = f"{module}.{name}"
     else:
@@ -81,6 +83,8 @@ def supported() -> list[tuple[str, str]]:
     """(qualified name, modes) for every function srcgrad differentiates, sorted."""
     rows = {}
     for key, rule in RULES.items():
+        if rule.primitive is not None:  # a user's own rule
+            continue
         for name in _names(key):
             rows[name] = _modes(rule)
     for attr, rule in SEQUENCE_RULES.items():

@@ -24,13 +24,14 @@ import copy
 import dataclasses
 import inspect
 
-from .analyze import Facts
+from .analyze import Facts, check_mode
 from .builder import Builder, add, assign, name
 from .normalize import Normalized
 from .rules import instantiate
 
 
 def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) -> ast.FunctionDef:
+    check_mode(norm, facts, "jvp")
     params = [a.arg for a in norm.tree.args.args]
     # a parameter outside wrt that is given an active value on some path starts
     # with a zero tangent (dead code elimination drops it where no path needs it)

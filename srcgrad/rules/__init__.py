@@ -91,10 +91,13 @@ class Rule:
     rank: Callable[[Context], int | None] | None = None
     varargs: bool = False  # the last parameter collects the remaining positionals
     fixed: dict[str, Any] = field(default_factory=dict)  # params that must keep this value
+    primitive: Any = None  # the srcgrad.primitive whose user-given rules these are
 
     @property
     def diff_params(self) -> tuple[str, ...]:
-        return tuple(p for p in self.params if p in self.vjp)
+        if self.primitive is not None:  # every argument, whichever rules it was given
+            return self.params
+        return tuple(p for p in self.params if p in self.vjp or p in self.jvp)
 
 
 def register(key: Any, rule: Rule) -> Rule:
