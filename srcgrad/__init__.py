@@ -17,7 +17,18 @@ adjoint statements in reverse order)::
     print(loss.source)     # the code that computed it
 """
 
-from .api import Derivative, Jacobian, grad, jacobian, jvp, show, value_and_grad, vjp
+from .api import (
+    Derivative,
+    Jacobian,
+    grad,
+    hessian,
+    hvp,
+    jacobian,
+    jvp,
+    show,
+    value_and_grad,
+    vjp,
+)
 from .custom import Primitive, primitive, stop_gradient
 from .errors import NoDerivativeError, SrcgradError, UnsupportedSyntaxError
 
@@ -31,6 +42,8 @@ __all__ = [
     "SrcgradError",
     "UnsupportedSyntaxError",
     "grad",
+    "hessian",
+    "hvp",
     "jacobian",
     "jvp",
     "primitive",

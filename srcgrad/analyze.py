@@ -533,6 +533,9 @@ def _lookup(key: Any) -> Rule | None:
         return None  # variable arity: see Op.args (arg0, arg1, ...)
     if key in (ast.Not, ast.Invert):
         return _NOT
+    helper = getattr(key, "__srcgrad_helper__", None)
+    if helper is not None:  # a runtime helper in generated code: differentiating it again
+        return RULES.get(("helper", helper))
     try:
         return RULES.get(key)
     except TypeError:  # an unhashable callee

@@ -48,12 +48,18 @@ class Derivative:
     def __init__(
         self, func: Callable[..., Any], kind: str, wrt: Wrt, mode: str = "reverse"
     ) -> None:
+        self._inner: Derivative | None = None
         if isinstance(func, Derivative):
-            raise TypeError(
-                "srcgrad cannot differentiate a derivative yet (higher order is planned); "
-                "pass the original Python function"
-            )
-        if not inspect.isfunction(func):
+            # higher order: differentiate the inner derivative's generated code, in
+            # forward mode (reverse mode over generated code is not supported)
+            if func.kind != "grad" or kind == "vjp":
+                raise TypeError(
+                    f"srcgrad differentiates a derivative made by grad with grad, "
+                    f"value_and_grad, jvp, jacobian, hessian or hvp; got {kind} of {func!r}"
+                )
+            self._inner = func
+            mode = "forward"
+        elif not inspect.isfunction(func):
             raise TypeError(
                 f"srcgrad differentiates Python functions written in Python; got {func!r} "
                 f"(a {type(func).__name__}). Builtins and C functions have no source to "
@@ -62,7 +68,7 @@ class Derivative:
             )
         if mode not in _MODES:
             raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
-        functools.update_wrapper(self, func)
+        functools.update_wrapper(self, func, updated=())
         self.__wrapped__ = func
         self.kind = kind
         self.mode = mode
@@ -70,6 +76,7 @@ class Derivative:
         self._params = list(self._signature.parameters)
         self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
         self._last: pipeline.Derived | None = None
+        self._wrappers: dict[tuple, Callable[..., Any]] = {}
 
     # -- generation --------------------------------------------------------------
     @property
@@ -78,20 +85,48 @@ class Derivative:
             return "jvp"
         return self.kind
 
+    def _target(self, ranks: dict[str, int | None], backend: Backend) -> Callable[..., Any]:
+        """The Python function this derivative transforms: the user's, or for a
+        derivative of a derivative, the inner one's code for these arguments."""
+        if self._inner is None:
+            return self.__wrapped__
+        return self._inner.as_function(ranks, backend)
+
+    def as_function(self, ranks: dict[str, int | None], backend: Backend) -> Callable[..., Any]:
+        """One generated Python function computing this derivative for arguments of
+        these ranks, for differentiating it again."""
+        derived = self._derived(ranks, backend)
+        if self.kind == "grad" and self._generated_kind == "grad":
+            return derived.function
+        # forward mode: the gradient with respect to a scalar is one jvp
+        if self._wrt_tuple or ranks.get(self.wrt[0]) != 0:
+            raise TypeError(
+                f"srcgrad differentiates {self!r} again only with respect to one scalar "
+                "argument (higher order runs forward mode over the generated code); use "
+                "srcgrad.hessian or srcgrad.hvp for arrays"
+            )
+        key = (backend.name, tuple(ranks.get(p) for p in self._params))
+        if key not in self._wrappers:
+            self._wrappers[key] = pipeline.unit_tangent_wrapper(
+                derived, self._params, self.wrt[0], self.__name__
+            )
+        return self._wrappers[key]
+
     def _derived(self, ranks: dict[str, int | None], backend: Backend) -> pipeline.Derived:
         ranks_key = tuple(ranks.get(p) for p in self._params)
         key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key)
-        entry = _CACHE.get(self.__wrapped__)
+        target = self._target(ranks, backend)
+        entry = _CACHE.get(target)
         if (
             entry is None
-            or entry.code is not self.__wrapped__.__code__
+            or entry.code is not target.__code__
             or (entry.norm is not None and not env_is_current(entry.norm.parsed))
         ):
-            entry = _CACHE[self.__wrapped__] = _Entry(self.__wrapped__.__code__)
+            entry = _CACHE[target] = _Entry(target.__code__)
         derived = entry.derived.get(key)
         if derived is None:
             if entry.norm is None:
-                entry.norm = pipeline.front(self.__wrapped__)
+                entry.norm = pipeline.front(target)
             derived = pipeline.derive(entry.norm, self._generated_kind, self.wrt, ranks, backend)
             entry.derived[key] = derived
         self._last = derived
@@ -102,6 +137,8 @@ class Derivative:
         """The generated Python source of this derivative, a complete module."""
         if self._last is not None:
             return self._last.source
+        if self._inner is not None:  # needs the inner code for concrete arguments
+            return "# the derivative of a derivative is generated at its first call\n"
         entry = _CACHE.get(self.__wrapped__)
         if entry is not None:  # the latest code made for this kind of derivative
             for key in reversed(list(entry.derived)):
@@ -112,7 +149,8 @@ class Derivative:
     def __repr__(self) -> str:
         wrt = self.wrt[0] if not self._wrt_tuple else tuple(self.wrt)
         mode = f", mode={self.mode!r}" if self.kind in ("grad", "value_and_grad") else ""
-        return f"<srcgrad.{self.kind} of {self.__wrapped__.__qualname__}, wrt={wrt!r}{mode}>"
+        what = repr(self._inner) if self._inner is not None else self.__wrapped__.__qualname__
+        return f"<srcgrad.{self.kind} of {what}, wrt={wrt!r}{mode}>"
 
     # -- calling -------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -375,7 +413,7 @@ class Jacobian:
             raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
         self.mode = mode
         self._inner = Derivative(func, "vjp" if mode == "reverse" else "jvp", wrt)
-        functools.update_wrapper(self, func)
+        functools.update_wrapper(self, func, updated=())
         self.__wrapped__ = func
         self.wrt = self._inner.wrt
 
@@ -464,9 +502,49 @@ def jacobian(func: Callable[..., Any] | None = None, wrt: Wrt = 0, *, mode: str 
     return Jacobian(func, wrt, mode)
 
 
-def show(derivative: Derivative | Jacobian, file: Any = None) -> None:
+def hessian(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
+    """The Hessian of ``func``'s scalar output with respect to argument ``wrt``: an array
+    of shape ``arg.shape + arg.shape``, by forward mode over the reverse-mode gradient
+    (one Hessian-vector product per input element)."""
+    if func is None:
+        return lambda f: hessian(f, wrt)
+    return Jacobian(Derivative(func, "grad", wrt), wrt, mode="forward")
+
+
+class HessianVectorProduct:
+    """``hvp(f)(*args, v)``: the Hessian of ``f`` times ``v``, without forming the Hessian:
+    forward mode over the reverse-mode gradient, at about the cost of two gradients."""
+
+    def __init__(self, func: Callable[..., Any], wrt: Wrt) -> None:
+        self._jvp = Derivative(Derivative(func, "grad", wrt), "jvp", wrt)
+        functools.update_wrapper(self, func, updated=())
+        self.__wrapped__ = func
+
+    @property
+    def source(self) -> str:
+        """The generated code: the jvp of the generated gradient."""
+        return self._jvp.source
+
+    def __repr__(self) -> str:
+        wrt = self._jvp.wrt[0] if not self._jvp._wrt_tuple else tuple(self._jvp.wrt)
+        return f"<srcgrad.hvp of {self.__wrapped__.__qualname__}, wrt={wrt!r}>"
+
+    def __call__(self, *args: Any) -> Any:
+        _, product = self._jvp(*args)
+        return product
+
+
+def hvp(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
+    """A callable taking ``func``'s arguments, then one vector per ``wrt`` argument (shaped
+    like it), and returning the Hessian-vector product(s)."""
+    if func is None:
+        return lambda f: HessianVectorProduct(f, wrt)
+    return HessianVectorProduct(func, wrt)
+
+
+def show(derivative: Derivative | Jacobian | HessianVectorProduct, file: Any = None) -> None:
     """Print the generated source of ``derivative`` with line numbers."""
-    if not isinstance(derivative, (Derivative, Jacobian)):
+    if not isinstance(derivative, (Derivative, Jacobian, HessianVectorProduct)):
         raise TypeError(
             f"show takes an object made by a srcgrad transformation, got {derivative!r}"
         )

@@ -66,6 +66,8 @@ def _names(key: Any) -> list[str]:
         return [f"operator {_OPERATORS[key]}"]
     if isinstance(key, tuple):
         kind, attr = key
+        if kind == "helper":  # srcgrad's runtime, for higher order
+            return []
         return [f"ndarray.{attr}" + ("()" if kind == "method" else "")]
     if isinstance(key, str):
         return [f"operator {_STATEMENTS[key]}"] if key in _STATEMENTS else []

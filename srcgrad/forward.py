@@ -185,7 +185,7 @@ def _tangent(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
         return assign(builder.tangent(op.target), zero)
     expr = terms[0]
     for term in terms[1:]:
-        expr = add(expr, term)
+        expr = builder.call(op.rule.combine, expr, term) if op.rule.combine else add(expr, term)
     if op.rule.elementwise and builder.key(expr) != facts.op_shapes[id(stmt)].key:
         expr = builder.call("broadcast_like", expr, name(op.target))
     return assign(builder.tangent(op.target), expr)

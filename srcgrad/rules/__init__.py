@@ -92,6 +92,7 @@ class Rule:
     varargs: bool = False  # the last parameter collects the remaining positionals
     fixed: dict[str, Any] = field(default_factory=dict)  # params that must keep this value
     primitive: Any = None  # the srcgrad.primitive whose user-given rules these are
+    combine: str | None = None  # helper adding tangent terms (lists do not add with +)
 
     @property
     def diff_params(self) -> tuple[str, ...]:
@@ -225,4 +226,11 @@ def linear(ctx: Context) -> ast.expr:
 SEQUENCE_RULES: dict[str, Rule] = {}
 
 # the modules that fill RULES
-from . import elementwise, linalg, numpy_rules, reductions, shapes  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    elementwise,
+    linalg,
+    numpy_rules,
+    reductions,
+    runtime_rules,
+    shapes,
+)

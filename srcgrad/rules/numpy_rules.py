@@ -508,3 +508,20 @@ nondiff(
 nondiff([np.sign], params=("x",))
 for _attr in ("shape", "ndim", "size", "dtype"):
     nondiff(("attr", _attr))
+
+# -- np.full_like: linear in the fill value (generated adjoint code is full of it) ----------
+register(
+    np.full_like,
+    Rule(
+        name="np.full_like",
+        params=("a", "fill_value", "dtype", "order", "subok", "shape"),
+        defaults={"dtype": None, "order": "K", "subok": True, "shape": None},
+        fixed={"shape": None},
+        jvp={"fill_value": linear},
+        vjp={"fill_value": "unbroadcast(g, fill_value)"},
+        rank=lambda c: c.rank("a"),
+    ),
+)
+
+# -- xs.pop(): generated reverse-mode code pops its tape; forward mode pops the tangents too --
+register(("method", "pop"), Rule(name=".pop()", params=("x",), jvp={"x": linear}))
