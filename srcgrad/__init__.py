@@ -17,19 +17,38 @@ adjoint statements in reverse order)::
     print(loss.source)     # the code that computed it
 """
 
-from .api import Derivative, grad, jvp, show, value_and_grad, vjp
+from .api import (
+    Derivative,
+    Jacobian,
+    grad,
+    hessian,
+    hvp,
+    jacobian,
+    jvp,
+    show,
+    value_and_grad,
+    vjp,
+)
+from .custom import Primitive, primitive, stop_gradient
 from .errors import NoDerivativeError, SrcgradError, UnsupportedSyntaxError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Derivative",
+    "Jacobian",
+    "Primitive",
     "NoDerivativeError",
     "SrcgradError",
     "UnsupportedSyntaxError",
     "grad",
+    "hessian",
+    "hvp",
+    "jacobian",
     "jvp",
+    "primitive",
     "show",
+    "stop_gradient",
     "value_and_grad",
     "vjp",
 ]

@@ -274,6 +274,32 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
     )
 
 
+def check_mode(norm: Normalized, facts: Facts, mode: str) -> None:
+    """Every active operation has a rule for ``mode`` ("jvp" or "vjp") for each of its
+    active arguments: a primitive may have been given only one of its two rules."""
+    for op in facts.ops.values():
+        if op.rule is None or op.target not in facts.active or op.rule.nondiff:
+            continue
+        table = op.rule.jvp if mode == "jvp" else op.rule.vjp
+        for param, atom in op.diff_args:
+            if isinstance(atom, ast.Name) and atom.id in facts.active and param not in table:
+                name = op.rule.name
+                have, need = ("defvjp", "defjvp") if mode == "jvp" else ("defjvp", "defvjp")
+                what = "forward" if mode == "jvp" else "reverse"
+                hint = (
+                    f"give it one with @{name}.{need}"
+                    if op.rule.primitive is not None
+                    else "srcgrad has no such rule yet"
+                )
+                raise norm.parsed.locator.error(
+                    NoDerivativeError,
+                    norm.origin.get(op.stmt, op.stmt),
+                    f"{name} has no {what}-mode rule for its argument {param!r} "
+                    f"(it has {have if op.rule.primitive is not None else 'the other'}); "
+                    f"{hint}, or use the other mode.",
+                )
+
+
 #: operations whose result is a new array, safe to write into
 _FRESH_CALLS = {
     np.zeros,
@@ -511,6 +537,9 @@ def _lookup(key: Any) -> Rule | None:
         return None  # variable arity: see Op.args (arg0, arg1, ...)
     if key in (ast.Not, ast.Invert):
         return _NOT
+    helper = getattr(key, "__srcgrad_helper__", None)
+    if helper is not None:  # a runtime helper in generated code: differentiating it again
+        return RULES.get(("helper", helper))
     try:
         return RULES.get(key)
     except TypeError:  # an unhashable callee

@@ -48,12 +48,18 @@ class Derivative:
     def __init__(
         self, func: Callable[..., Any], kind: str, wrt: Wrt, mode: str = "reverse"
     ) -> None:
+        self._inner: Derivative | None = None
         if isinstance(func, Derivative):
-            raise TypeError(
-                "srcgrad cannot differentiate a derivative yet (higher order is planned); "
-                "pass the original Python function"
-            )
-        if not inspect.isfunction(func):
+            # higher order: differentiate the inner derivative's generated code, in
+            # forward mode (reverse mode over generated code is not supported)
+            if func.kind != "grad" or kind == "vjp":
+                raise TypeError(
+                    f"srcgrad differentiates a derivative made by grad with grad, "
+                    f"value_and_grad, jvp, jacobian, hessian or hvp; got {kind} of {func!r}"
+                )
+            self._inner = func
+            mode = "forward"
+        elif not inspect.isfunction(func):
             raise TypeError(
                 f"srcgrad differentiates Python functions written in Python; got {func!r} "
                 f"(a {type(func).__name__}). Builtins and C functions have no source to "
@@ -62,7 +68,7 @@ class Derivative:
             )
         if mode not in _MODES:
             raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
-        functools.update_wrapper(self, func)
+        functools.update_wrapper(self, func, updated=())
         self.__wrapped__ = func
         self.kind = kind
         self.mode = mode
@@ -70,6 +76,7 @@ class Derivative:
         self._params = list(self._signature.parameters)
         self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
         self._last: pipeline.Derived | None = None
+        self._wrappers: dict[tuple, Callable[..., Any]] = {}
 
     # -- generation --------------------------------------------------------------
     @property
@@ -78,20 +85,48 @@ class Derivative:
             return "jvp"
         return self.kind
 
+    def _target(self, ranks: dict[str, int | None], backend: Backend) -> Callable[..., Any]:
+        """The Python function this derivative transforms: the user's, or for a
+        derivative of a derivative, the inner one's code for these arguments."""
+        if self._inner is None:
+            return self.__wrapped__
+        return self._inner.as_function(ranks, backend)
+
+    def as_function(self, ranks: dict[str, int | None], backend: Backend) -> Callable[..., Any]:
+        """One generated Python function computing this derivative for arguments of
+        these ranks, for differentiating it again."""
+        derived = self._derived(ranks, backend)
+        if self.kind == "grad" and self._generated_kind == "grad":
+            return derived.function
+        # forward mode: the gradient with respect to a scalar is one jvp
+        if self._wrt_tuple or ranks.get(self.wrt[0]) != 0:
+            raise TypeError(
+                f"srcgrad differentiates {self!r} again only with respect to one scalar "
+                "argument (higher order runs forward mode over the generated code); use "
+                "srcgrad.hessian or srcgrad.hvp for arrays"
+            )
+        key = (backend.name, tuple(ranks.get(p) for p in self._params))
+        if key not in self._wrappers:
+            self._wrappers[key] = pipeline.unit_tangent_wrapper(
+                derived, self._params, self.wrt[0], self.__name__
+            )
+        return self._wrappers[key]
+
     def _derived(self, ranks: dict[str, int | None], backend: Backend) -> pipeline.Derived:
         ranks_key = tuple(ranks.get(p) for p in self._params)
         key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key)
-        entry = _CACHE.get(self.__wrapped__)
+        target = self._target(ranks, backend)
+        entry = _CACHE.get(target)
         if (
             entry is None
-            or entry.code is not self.__wrapped__.__code__
+            or entry.code is not target.__code__
             or (entry.norm is not None and not env_is_current(entry.norm.parsed))
         ):
-            entry = _CACHE[self.__wrapped__] = _Entry(self.__wrapped__.__code__)
+            entry = _CACHE[target] = _Entry(target.__code__)
         derived = entry.derived.get(key)
         if derived is None:
             if entry.norm is None:
-                entry.norm = pipeline.front(self.__wrapped__)
+                entry.norm = pipeline.front(target)
             derived = pipeline.derive(entry.norm, self._generated_kind, self.wrt, ranks, backend)
             entry.derived[key] = derived
         self._last = derived
@@ -102,6 +137,8 @@ class Derivative:
         """The generated Python source of this derivative, a complete module."""
         if self._last is not None:
             return self._last.source
+        if self._inner is not None:  # needs the inner code for concrete arguments
+            return "# the derivative of a derivative is generated at its first call\n"
         entry = _CACHE.get(self.__wrapped__)
         if entry is not None:  # the latest code made for this kind of derivative
             for key in reversed(list(entry.derived)):
@@ -112,7 +149,8 @@ class Derivative:
     def __repr__(self) -> str:
         wrt = self.wrt[0] if not self._wrt_tuple else tuple(self.wrt)
         mode = f", mode={self.mode!r}" if self.kind in ("grad", "value_and_grad") else ""
-        return f"<srcgrad.{self.kind} of {self.__wrapped__.__qualname__}, wrt={wrt!r}{mode}>"
+        what = repr(self._inner) if self._inner is not None else self.__wrapped__.__qualname__
+        return f"<srcgrad.{self.kind} of {what}, wrt={wrt!r}{mode}>"
 
     # -- calling -------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -361,9 +399,152 @@ def _make(kind: str, func: Any, wrt: Wrt, **options: Any) -> Any:
     return Derivative(func, kind, wrt, **options)
 
 
-def show(derivative: Derivative, file: Any = None) -> None:
+class Jacobian:
+    """The Jacobian of ``func`` with respect to ``wrt``: an array of shape
+    ``out.shape + arg.shape`` (a tuple of them for a tuple ``wrt``).
+
+    ``mode="reverse"`` runs the generated vjp once per output element;
+    ``mode="forward"`` runs the generated jvp once per input element. Choose
+    the mode whose count is smaller. ``.source`` is the generated code used.
+    """
+
+    def __init__(self, func: Callable[..., Any], wrt: Wrt, mode: str = "reverse") -> None:
+        if mode not in _MODES:
+            raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+        self.mode = mode
+        self._inner = Derivative(func, "vjp" if mode == "reverse" else "jvp", wrt)
+        functools.update_wrapper(self, func, updated=())
+        self.__wrapped__ = func
+        self.wrt = self._inner.wrt
+
+    @property
+    def source(self) -> str:
+        """The generated code the Jacobian is assembled from (a vjp or a jvp)."""
+        return self._inner.source
+
+    def __repr__(self) -> str:
+        inner = self._inner
+        wrt = inner.wrt[0] if not inner._wrt_tuple else tuple(inner.wrt)
+        return (
+            f"<srcgrad.jacobian of {self.__wrapped__.__qualname__}, wrt={wrt!r}, "
+            f"mode={self.mode!r}>"
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        inner = self._inner
+        values = inner._bind(args, kwargs)
+        out = self.__wrapped__(*values)
+        rows = self._rows(values, out) if self.mode == "reverse" else self._columns(values, out)
+        return tuple(rows) if inner._wrt_tuple else rows[0]
+
+    def _rows(self, values: list[Any], out: Any) -> list[Any]:
+        """Reverse mode: row ``i`` of each Jacobian is the vjp of the basis cotangent ``e_i``."""
+        inner = self._inner
+        xp = _module_of(out) if hasattr(out, "shape") and not isinstance(out, np.generic) else np
+        wrt_values = [values[inner._params.index(w)] for w in inner.wrt]
+        jacobians = [
+            xp.zeros(np.shape(out) + np.shape(v), dtype=_float_dtype(out, v)) for v in wrt_values
+        ]
+        for index in np.ndindex(np.shape(out)):
+            dout = xp.zeros_like(out, dtype=jacobians[0].dtype) if np.ndim(out) else 1.0
+            if np.ndim(out):
+                dout[index] = 1
+            grads = inner(*values, dout)
+            grads = grads if inner._wrt_tuple else (grads,)
+            for jac, g in zip(jacobians, grads):
+                jac[index] = g
+        return [_like_jacobian(j, out, v) for j, v in zip(jacobians, wrt_values)]
+
+    def _columns(self, values: list[Any], out: Any) -> list[Any]:
+        """Forward mode: column ``j`` is the jvp of the basis tangent ``e_j``."""
+        inner = self._inner
+        wrt_values = [values[inner._params.index(w)] for w in inner.wrt]
+        zeros = [_zero_tangent(v) for v in wrt_values]
+        result = []
+        for k, v in enumerate(wrt_values):
+            xp = _module_of(v) if isinstance(v, np.ndarray) or hasattr(v, "device") else np
+            jac = xp.zeros(np.shape(out) + np.shape(v), dtype=_float_dtype(out, v))
+            for index in np.ndindex(np.shape(v)):
+                tangents = list(zeros)
+                if np.ndim(v):
+                    basis = xp.zeros_like(v)
+                    basis[index] = 1
+                    tangents[k] = basis
+                else:
+                    tangents[k] = type(v)(1.0) if isinstance(v, (float, np.generic)) else 1.0
+                _, column = inner(*values, *tangents)
+                jac[(Ellipsis, *index)] = column
+            result.append(_like_jacobian(jac, out, v))
+        return result
+
+
+def _float_dtype(out: Any, v: Any) -> Any:
+    return np.result_type(getattr(out, "dtype", np.float64), getattr(v, "dtype", np.float64))
+
+
+def _like_jacobian(jac: Any, out: Any, v: Any) -> Any:
+    """A Jacobian of a scalar function of a scalar is a scalar of the argument's type."""
+    if np.ndim(jac) == 0:
+        return _like(jac, v) if not isinstance(v, np.ndarray) else jac
+    return jac
+
+
+def jacobian(func: Callable[..., Any] | None = None, wrt: Wrt = 0, *, mode: str = "reverse") -> Any:
+    """The Jacobian of ``func`` with respect to argument(s) ``wrt``: an array of shape
+    ``out.shape + arg.shape`` (a tuple of them when ``wrt`` is a tuple).
+
+    Works as ``jacobian(f)``, ``@jacobian`` and ``@jacobian(wrt="w")``.
+    ``mode="reverse"`` costs one vjp per output element, ``mode="forward"`` one
+    jvp per input element.
+    """
+    if func is None:
+        return lambda f: Jacobian(f, wrt, mode)
+    return Jacobian(func, wrt, mode)
+
+
+def hessian(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
+    """The Hessian of ``func``'s scalar output with respect to argument ``wrt``: an array
+    of shape ``arg.shape + arg.shape``, by forward mode over the reverse-mode gradient
+    (one Hessian-vector product per input element)."""
+    if func is None:
+        return lambda f: hessian(f, wrt)
+    return Jacobian(Derivative(func, "grad", wrt), wrt, mode="forward")
+
+
+class HessianVectorProduct:
+    """``hvp(f)(*args, v)``: the Hessian of ``f`` times ``v``, without forming the Hessian:
+    forward mode over the reverse-mode gradient, at about the cost of two gradients."""
+
+    def __init__(self, func: Callable[..., Any], wrt: Wrt) -> None:
+        self._jvp = Derivative(Derivative(func, "grad", wrt), "jvp", wrt)
+        functools.update_wrapper(self, func, updated=())
+        self.__wrapped__ = func
+
+    @property
+    def source(self) -> str:
+        """The generated code: the jvp of the generated gradient."""
+        return self._jvp.source
+
+    def __repr__(self) -> str:
+        wrt = self._jvp.wrt[0] if not self._jvp._wrt_tuple else tuple(self._jvp.wrt)
+        return f"<srcgrad.hvp of {self.__wrapped__.__qualname__}, wrt={wrt!r}>"
+
+    def __call__(self, *args: Any) -> Any:
+        _, product = self._jvp(*args)
+        return product
+
+
+def hvp(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
+    """A callable taking ``func``'s arguments, then one vector per ``wrt`` argument (shaped
+    like it), and returning the Hessian-vector product(s)."""
+    if func is None:
+        return lambda f: HessianVectorProduct(f, wrt)
+    return HessianVectorProduct(func, wrt)
+
+
+def show(derivative: Derivative | Jacobian | HessianVectorProduct, file: Any = None) -> None:
     """Print the generated source of ``derivative`` with line numbers."""
-    if not isinstance(derivative, Derivative):
+    if not isinstance(derivative, (Derivative, Jacobian, HessianVectorProduct)):
         raise TypeError(
             f"show takes an object made by a srcgrad transformation, got {derivative!r}"
         )

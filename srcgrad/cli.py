@@ -58,6 +58,8 @@ def _qualified(key: Any) -> list[str]:
         qualified = f"numpy.linalg.{name}"
     elif module.startswith("scipy.special"):
         qualified = f"scipy.special.{name}"
+    elif module.startswith("srcgrad"):
+        qualified = f"srcgrad.{name}"
     elif module in ("math", "builtins"):
         qualified = f"{module}.{name}"
     else:
@@ -74,6 +76,8 @@ def _names(key: Any) -> list[str]:
         return [f"operator {_OPERATORS[key]}"]
     if isinstance(key, tuple):
         kind, attr = key
+        if kind == "helper":  # srcgrad's runtime, for higher order
+            return []
         return [f"ndarray.{attr}" + ("()" if kind == "method" else "")]
     if isinstance(key, str):
         return [f"operator {_STATEMENTS[key]}"] if key in _STATEMENTS else []
@@ -91,6 +95,8 @@ def supported() -> list[tuple[str, str]]:
     """(qualified name, modes) for every function srcgrad differentiates, sorted."""
     rows = {}
     for key, rule in RULES.items():
+        if rule.primitive is not None:  # a user's own rule
+            continue
         for name in _names(key):
             rows[name] = _modes(rule)
     for attr, rule in SEQUENCE_RULES.items():

@@ -24,13 +24,14 @@ import copy
 import dataclasses
 import inspect
 
-from .analyze import Facts, makes_sequence
+from .analyze import Facts, check_mode, makes_sequence
 from .builder import Builder, add, assign, name
 from .normalize import Normalized
 from .rules import instantiate
 
 
 def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) -> ast.FunctionDef:
+    check_mode(norm, facts, "jvp")
     params = [a.arg for a in norm.tree.args.args]
     # a parameter outside wrt that is given an active value on some path starts
     # with a zero tangent (dead code elimination drops it where no path needs it)
@@ -193,7 +194,7 @@ def _tangent(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
         return assign(builder.tangent(op.target), zero)
     expr = terms[0]
     for term in terms[1:]:
-        expr = add(expr, term)
+        expr = builder.call(op.rule.combine, expr, term) if op.rule.combine else add(expr, term)
     if op.rule.elementwise and builder.key(expr) != facts.op_shapes[id(stmt)].key:
         expr = builder.call("broadcast_like", expr, name(op.target))
     return assign(builder.tangent(op.target), expr)

@@ -325,6 +325,13 @@ class _Normalizer:
                 method = ast.Attribute(value=xs, attr="append", ctx=ast.Load())
                 self.place(ast.Expr(value=ast.Call(func=method, args=[item], keywords=[])))
                 return
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name)
+                and getattr(self.env.get(call.func.id), "__srcgrad_helper__", None)
+                in ("check_scalar", "check_cotangent")
+            ):  # generated code checking its arguments: nothing to differentiate
+                return
             raise self.fail(
                 stmt,
                 "an expression statement has no effect on the returned value, or changes a "

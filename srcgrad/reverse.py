@@ -45,7 +45,7 @@ import dataclasses
 
 import numpy as np
 
-from .analyze import Facts, assigned_name, is_setitem, walk_block
+from .analyze import Facts, assigned_name, check_mode, is_setitem, walk_block
 from .builder import Builder, add, assign, comment, marker, name
 from .forward import call_signature
 from .normalize import Normalized
@@ -58,6 +58,7 @@ def reverse(
     norm: Normalized, facts: Facts, wrt: list[str], builder: Builder, kind: str
 ) -> ast.FunctionDef:
     assert kind in KINDS, kind
+    check_mode(norm, facts, "vjp")
     return _Reverse(norm, facts, wrt, builder).function(kind)
 
 

@@ -94,10 +94,14 @@ class Rule:
     #: the result is a tuple (``np.linalg.eigh``): True, or a function of the Context
     #: (``svd`` with ``compute_uv``); its tangent is a tuple and its adjoint a list
     tuple_result: Any = False
+    primitive: Any = None  # the srcgrad.primitive whose user-given rules these are
+    combine: str | None = None  # helper adding tangent terms (lists do not add with +)
 
     @property
     def diff_params(self) -> tuple[str, ...]:
-        return tuple(p for p in self.params if p in self.vjp)
+        if self.primitive is not None:  # every argument, whichever rules it was given
+            return self.params
+        return tuple(p for p in self.params if p in self.vjp or p in self.jvp)
 
 
 def register(key: Any, rule: Rule) -> Rule:
@@ -225,4 +229,12 @@ def linear(ctx: Context) -> ast.expr:
 SEQUENCE_RULES: dict[str, Rule] = {}
 
 # the modules that fill RULES
-from . import elementwise, linalg, numpy_rules, reductions, scipy_special, shapes  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    elementwise,
+    linalg,
+    numpy_rules,
+    reductions,
+    runtime_rules,
+    scipy_special,
+    shapes,
+)

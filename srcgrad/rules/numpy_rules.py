@@ -508,3 +508,6 @@ nondiff(
 nondiff([np.sign], params=("x",))
 for _attr in ("shape", "ndim", "size", "dtype"):
     nondiff(("attr", _attr))
+
+# -- xs.pop(): generated reverse-mode code pops its tape; forward mode pops the tangents too --
+register(("method", "pop"), Rule(name=".pop()", params=("x",), jvp={"x": linear}))

@@ -1,0 +1,144 @@
+"""Custom rules: ``srcgrad.primitive`` with ``defvjp``/``defjvp``, and ``stop_gradient``.
+
+A primitive is a function srcgrad does not look inside: the generated code
+calls it as it is, and calls the user's rules for its derivative::
+
+    @srcgrad.primitive
+    def logsumexp(x):
+        m = np.max(x)
+        return m + np.log(np.sum(np.exp(x - m)))
+
+    @logsumexp.defvjp
+    def logsumexp_vjp(dout, result, x):
+        return dout * np.exp(x - result)
+
+    @logsumexp.defjvp
+    def logsumexp_jvp(tangents, result, x):
+        (dx,) = tangents
+        return np.sum(np.exp(x - result) * dx)
+
+In generated code these read ``x_bar = logsumexp.vjp(lse_bar, lse, x)`` and
+``lse_dot = logsumexp.jvp((x_dot,), lse, x)``.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from .rules import Context, Rule, register
+
+
+class Primitive:
+    """A function differentiated by the rules its user gives, never by its source."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        if not callable(func):
+            raise TypeError(f"srcgrad.primitive takes a function, got {func!r}")
+        functools.update_wrapper(self, func)
+        self.func = func
+        self.vjp_rule: Callable[..., Any] | None = None
+        self.jvp_rule: Callable[..., Any] | None = None
+        try:
+            signature = inspect.signature(func)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"srcgrad.primitive needs a function with a signature; {func!r} has none: wrap "
+                "it in a Python function with named parameters"
+            ) from None
+        params = []
+        defaults = {}
+        for p in signature.parameters.values():
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                raise TypeError(
+                    f"srcgrad.primitive: parameter {p.name!r} of {func.__qualname__} is "
+                    "*args, **kwargs or keyword-only; give the primitive named positional "
+                    "parameters"
+                )
+            params.append(p.name)
+            if p.default is not p.empty:
+                defaults[p.name] = p.default
+        self.params = tuple(params)
+        self.rule = register(
+            self,
+            Rule(name=func.__qualname__, params=self.params, defaults=defaults, primitive=self),
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.func(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        modes = [m for m, r in (("jvp", self.jvp_rule), ("vjp", self.vjp_rule)) if r]
+        return f"<srcgrad.primitive {self.__qualname__} with rules: {', '.join(modes) or 'none'}>"
+
+    # -- declaring rules -------------------------------------------------------------------
+    def defvjp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorator: ``rule(dout, result, *args)`` returns one cotangent per argument
+        (a tuple when the primitive has several parameters)."""
+        self.vjp_rule = rule
+        self.rule.vjp = {p: self._vjp_template for p in self.params}
+        return rule
+
+    def defjvp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorator: ``rule(tangents, result, *args)`` returns the output's tangent;
+        ``tangents`` has one entry per argument, None for those without one."""
+        self.jvp_rule = rule
+        self.rule.jvp = {p: self._jvp_template for p in self.params}
+        return rule
+
+    # -- what generated code calls -----------------------------------------------------------
+    def vjp(self, dout: Any, result: Any, *args: Any) -> Any:
+        """The user's vjp rule, checked: one cotangent per argument."""
+        cotangents = self.vjp_rule(dout, result, *args)  # type: ignore[misc]
+        if len(self.params) == 1:
+            return cotangents
+        if not isinstance(cotangents, (tuple, list)) or len(cotangents) != len(self.params):
+            raise TypeError(
+                f"the vjp rule of {self.__qualname__} must return one cotangent per argument "
+                f"({len(self.params)}: {', '.join(self.params)}) as a tuple; it returned "
+                f"{type(cotangents).__name__}"
+                + (f" of length {len(cotangents)}" if isinstance(cotangents, (tuple, list)) else "")
+            )
+        return cotangents
+
+    def jvp(self, tangents: tuple, result: Any, *args: Any) -> Any:
+        """The user's jvp rule."""
+        return self.jvp_rule(tangents, result, *args)  # type: ignore[misc]
+
+    # -- templates for the rule table ------------------------------------------------------------
+    def _call(self, ctx: Context, method: str, first: ast.expr) -> ast.Call:
+        func = ast.Attribute(value=copy.deepcopy(ctx.node.func), attr=method, ctx=ast.Load())
+        args = [first, ctx.symbols["ans"], *(copy.deepcopy(ctx.args[p]) for p in self.params)]
+        return ast.Call(func=func, args=args, keywords=[])
+
+    def _vjp_template(self, ctx: Context) -> ast.expr:
+        call = self._call(ctx, "vjp", ctx.symbols["g"])
+        if len(self.params) == 1:
+            return call
+        index = ast.Constant(self.params.index(ctx.param))
+        return ast.Subscript(value=call, slice=index, ctx=ast.Load())
+
+    def _jvp_template(self, ctx: Context) -> ast.expr:
+        tangents = [ctx.symbols["g"] if p == ctx.param else ast.Constant(None) for p in self.params]
+        return self._call(ctx, "jvp", ast.Tuple(elts=tangents, ctx=ast.Load()))
+
+
+def primitive(func: Callable[..., Any]) -> Primitive:
+    """Make ``func`` a primitive: srcgrad calls it as it is and differentiates it with
+    the rules given by ``@f.defvjp`` (reverse mode) and ``@f.defjvp`` (forward mode)."""
+    return Primitive(func)
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` itself, as a value no derivative flows through (a constant to srcgrad)."""
+    return x
+
+
+register(
+    stop_gradient,
+    Rule(name="srcgrad.stop_gradient", params=("x",), nondiff=True, rank=lambda c: c.rank("x")),
+)

@@ -1,0 +1,148 @@
+"""Higher order: forward mode over the generated reverse-mode gradient.
+
+Hessian-vector products of every function in the control-flow corpus (loops,
+branches, early returns, lists, writes) and of recursive helpers are compared
+with central finite differences of the gradient; Hessians with ``hvp`` column by
+column; third and fourth derivatives of scalar functions with closed forms.
+"""
+
+from __future__ import annotations
+
+import corpus_control_flow as cf
+import numpy as np
+import pytest
+
+import srcgrad
+
+
+def differentiable(value) -> bool:
+    if isinstance(value, (bool, np.bool_, int, np.integer)):
+        return False
+    return isinstance(value, (float, np.floating)) or (
+        isinstance(value, np.ndarray) and value.dtype.kind == "f"
+    )
+
+
+def _cases():
+    for case in cf.CASES:
+        wrt = case.wrt if isinstance(case.wrt, tuple) else (case.wrt,)
+        for p, point in enumerate(case.points):
+            for k in wrt:
+                if differentiable(point[k]):
+                    yield pytest.param(case.func, point, k, id=f"{case.func.__name__}-{p}-arg{k}")
+
+
+def fd_hvp(func, args, k, v, eps=1e-5):
+    grad = srcgrad.grad(func, wrt=k)
+    plus, minus = list(args), list(args)
+    plus[k] = args[k] + eps * v
+    minus[k] = args[k] - eps * v
+    return (np.asarray(grad(*plus), float) - np.asarray(grad(*minus), float)) / (2 * eps)
+
+
+@pytest.mark.parametrize("func, args, k", list(_cases()))
+def test_hvp_of_corpus_matches_finite_differences_of_the_gradient(func, args, k):
+    rng = np.random.default_rng(0)
+    x = args[k]
+    v = rng.standard_normal(np.shape(x))
+    v = float(v) if isinstance(x, float) else np.asarray(v, dtype=np.result_type(x))
+    product = srcgrad.hvp(func, wrt=k)(*args, v)
+    single = np.result_type(x) == np.float32
+    expected = fd_hvp(func, args, k, v, eps=1e-2 if single else 1e-5)
+    scale = max(1.0, float(np.max(np.abs(expected))))
+    tol = 5e-2 if single else 1e-5
+    np.testing.assert_allclose(product, expected, atol=tol * scale, rtol=tol)
+
+
+# -- scalar functions: closed forms to fourth order --------------------------------------------
+def cubic_plus_sin(x):
+    return x**3 + np.sin(x)
+
+
+def loop_power(x):
+    y = 1.0
+    for _ in range(4):
+        y = y * x
+    return y
+
+
+def branchy(x):
+    if x > 0:
+        return x**4
+    return -(x**3)
+
+
+def recursive_power(x, n):
+    if n == 0:
+        return x * 0.0 + 1.0
+    return x * recursive_power(x, n - 1)
+
+
+def uses_recursion(x):
+    return np.sum(recursive_power(x, 3) * np.sin(x))
+
+
+@pytest.mark.parametrize("x", [0.7, -1.3])
+def test_third_and_fourth_derivatives(x):
+    d1 = srcgrad.grad(cubic_plus_sin)
+    d2, d3 = srcgrad.grad(d1), srcgrad.grad(srcgrad.grad(d1))
+    d4 = srcgrad.grad(d3)
+    assert d1(x) == pytest.approx(3 * x**2 + np.cos(x))
+    assert d2(x) == pytest.approx(6 * x - np.sin(x))
+    assert d3(x) == pytest.approx(6 - np.cos(x))
+    assert d4(x) == pytest.approx(np.sin(x))
+
+
+@pytest.mark.parametrize("x", [0.5, 1.5])
+def test_higher_derivatives_through_a_loop(x):
+    d3 = srcgrad.grad(srcgrad.grad(srcgrad.grad(loop_power)))
+    assert d3(x) == pytest.approx(24 * x)
+    assert srcgrad.grad(d3)(x) == pytest.approx(24.0)
+
+
+def test_second_derivative_follows_the_branch():
+    d2 = srcgrad.grad(srcgrad.grad(branchy))
+    assert d2(0.5) == pytest.approx(12 * 0.25)
+    assert d2(-0.5) == pytest.approx(-6 * -0.5)
+
+
+def test_hessian_through_recursion_matches_finite_differences():
+    x = np.array([0.3, -0.8, 1.1])
+    h = srcgrad.hessian(uses_recursion)(x)
+    assert h.shape == (3, 3)
+    g = srcgrad.grad(uses_recursion)
+    eps = 1e-6
+    fd = np.stack([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(3)], axis=-1)
+    np.testing.assert_allclose(h, fd, atol=1e-6)
+    np.testing.assert_allclose(h, h.T, atol=1e-12)
+
+
+def test_hessian_and_hvp_agree():
+    x, v = np.array([0.3, -0.8, 1.1]), np.array([1.0, 2.0, -0.5])
+    np.testing.assert_allclose(
+        srcgrad.hessian(uses_recursion)(x) @ v, srcgrad.hvp(uses_recursion)(x, v), atol=1e-12
+    )
+
+
+def test_jvp_of_grad_is_a_hessian_vector_product():
+    x, v = np.array([0.3, -0.8]), np.array([1.0, 2.0])
+    _, product = srcgrad.jvp(srcgrad.grad(uses_recursion))(x, v)
+    np.testing.assert_allclose(product, srcgrad.hvp(uses_recursion)(x, v))
+
+
+def test_generated_code_of_a_derivative_of_a_derivative_is_readable():
+    d2 = srcgrad.grad(srcgrad.grad(cubic_plus_sin))
+    d2(0.7)
+    assert "def jvp_grad_cubic_plus_sin(" in d2.source
+    assert "x_bar_dot" in d2.source
+
+
+def test_reverse_mode_over_a_derivative_is_a_clear_error():
+    with pytest.raises(TypeError, match="differentiates a derivative made by grad"):
+        srcgrad.vjp(srcgrad.grad(cubic_plus_sin))
+
+
+def test_grad_of_a_forward_grad_needs_a_scalar_argument():
+    d = srcgrad.grad(srcgrad.grad(srcgrad.grad(uses_recursion)))
+    with pytest.raises(TypeError, match="one scalar argument"):
+        d(np.array([0.3, 0.4]))
