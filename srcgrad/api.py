@@ -52,9 +52,9 @@ class Derivative:
         if isinstance(func, Derivative):
             # higher order: differentiate the inner derivative's generated code, in
             # forward mode (reverse mode over generated code is not supported)
-            if func.kind != "grad" or kind == "vjp":
+            if func.kind not in ("grad", "vjp") or kind == "vjp":
                 raise TypeError(
-                    f"srcgrad differentiates a derivative made by grad with grad, "
+                    f"srcgrad differentiates a derivative made by grad or vjp with grad, "
                     f"value_and_grad, jvp, jacobian, hessian or hvp; got {kind} of {func!r}"
                 )
             self._inner = func
@@ -73,6 +73,10 @@ class Derivative:
         self.kind = kind
         self.mode = mode
         self._signature = inspect.signature(func)
+        if self._inner is not None and self._inner.kind == "vjp":  # it takes the cotangent last
+            dout = inspect.Parameter("dout", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            params = list(self._signature.parameters.values())
+            self._signature = self._signature.replace(parameters=[*params, dout])
         self._params = list(self._signature.parameters)
         self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
         self._last: pipeline.Derived | None = None
@@ -96,7 +100,7 @@ class Derivative:
         """One generated Python function computing this derivative for arguments of
         these ranks, for differentiating it again."""
         derived = self._derived(ranks, backend)
-        if self.kind == "grad" and self._generated_kind == "grad":
+        if self.kind == self._generated_kind and self.kind in ("grad", "vjp"):
             return derived.function
         # forward mode: the gradient with respect to a scalar is one jvp
         if self._wrt_tuple or ranks.get(self.wrt[0]) != 0:

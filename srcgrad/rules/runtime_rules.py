@@ -88,3 +88,66 @@ register(
         rank=_rank_of("x"),
     ),
 )
+
+# -- helpers of the wider NumPy table (issue 4): linear in their first argument; the
+# others give shapes, indices, axes or a piecewise-constant choice (sort order, ties)
+for _name, _params in (
+    ("cumsum_vjp", ("d", "x", "axis")),
+    ("trace_vjp", ("d", "x", "offset", "axis1", "axis2")),
+    ("diagonal_adjoint", ("d", "x", "offset", "axis1", "axis2")),
+    ("tile_adjoint", ("d", "x", "reps")),
+    ("repeat_adjoint", ("d", "x", "repeats", "axis")),
+    ("roll_adjoint", ("d", "shift", "axis")),
+    ("unpad", ("d", "pad_width")),
+    ("pad_tangent", ("d", "pad_width", "mode")),
+    ("pad_adjoint", ("d", "x", "pad_width", "mode")),
+    ("hstack_adjoint", ("d", "xs")),
+    ("vstack_adjoint", ("d", "xs")),
+    ("dstack_adjoint", ("d", "xs")),
+    ("column_stack_adjoint", ("d", "xs")),
+    ("take_adjoint", ("d", "x", "indices", "axis", "mode")),
+    ("take_along_axis_adjoint", ("d", "x", "indices", "axis")),
+    ("sort_jvp", ("d", "x", "axis")),
+    ("sort_vjp", ("d", "x", "axis")),
+    ("linspace_jvp", ("d", "ans", "num", "endpoint", "axis", "which")),
+    ("linspace_vjp", ("d", "num", "endpoint", "axis", "which")),
+    ("tie_share", ("d", "a", "b", "ans")),
+    ("clip_parts", ("d", "x", "lo", "hi", "ans")),
+    ("sum_like", ("d", "b")),
+    ("average_weights", ("d", "x", "axis")),
+    ("average_weights_adjoint", ("d", "w", "x", "axis")),
+    ("mT", ("d",)),
+    ("sym_part", ("d",)),
+):
+    helper(_name, _params, ("d",), defaults=dict.fromkeys(_params[1:], None))
+# bilinear: linear in the adjoint and in the other operand
+helper("inner_vjp_a", ("d", "a", "b"), ("d", "b"))
+helper("inner_vjp_b", ("d", "a", "b"), ("d", "a"))
+helper("tensordot_vjp_a", ("d", "a", "b", "axes"), ("d", "b"))
+helper("tensordot_vjp_b", ("d", "a", "b", "axes"), ("d", "a"))
+for _name, _params in (("eye_like", ("x",)), ("count_valid", ("x", "axis", "keepdims"))):
+    register(
+        ("helper", _name),
+        Rule(
+            name=f"srcgrad's {_name}",
+            params=_params,
+            nondiff=True,
+            defaults=dict.fromkeys(_params[1:], None),
+        ),
+    )
+register(
+    ("helper", "safe_div"),
+    Rule(
+        name="srcgrad's safe_div",
+        params=("a", "b"),
+        jvp={"a": "safe_div(g, b)", "b": "-safe_div(g * ans, b)"},
+    ),
+)
+register(
+    ("helper", "safe_divisor"),
+    Rule(name="srcgrad's safe_divisor", params=("a",), jvp={"a": "g * (a != 0)"}),
+)
+register(
+    ("helper", "digamma"),
+    Rule(name="srcgrad's digamma", params=("x",), jvp={"x": "g * trigamma(x)"}),
+)
