@@ -318,11 +318,12 @@ def cumsum_vjp(g, x, axis):
 def _cumprod_parts(x, axis):
     """``x`` (flattened for ``axis=None``) and, along ``axis``: the running product of its
     nonzero elements, how many zeros each prefix has, and ``x`` with zeros made 1.
-    Subnormal elements count as zeros (dividing by them overflows); the derivative
-    terms that drops are products with a subnormal factor."""
+    Elements below the square root of the smallest normal number count as zeros (a
+    sum of tangents divided by them could overflow, and times an underflowed product
+    give nan); the derivative terms that drops are products with such a factor."""
     if axis is None:
         x, axis = np.ravel(x), 0
-    zero = np.abs(x) < np.finfo(np.result_type(x)).tiny
+    zero = np.abs(x) < np.sqrt(np.finfo(np.result_type(x)).tiny)
     safe = np.where(zero, 1, x)
     return x, axis, zero, np.cumprod(safe, axis), np.cumsum(zero, axis), safe
 

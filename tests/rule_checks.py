@@ -267,3 +267,28 @@ class Row(NamedTuple):
 
 # Methods, attributes and indexing that Python floats lack (0-d arrays have them).
 NOT_PYTHON = dict(scalars=False)
+
+
+def row_params(rows: list) -> list:
+    """One pytest param per row and dtype (f64, f32), carrying the row's xfail marks."""
+    out = []
+    for row in rows:
+        for dtype in (np.float64, np.float32):
+            mark = row.xfail or (row.xfail_f32 if dtype is np.float32 else None)
+            name = f"{row.name}-f{np.dtype(dtype).itemsize * 8}"
+            out.append(pytest.param(row, dtype, id=name, marks=[mark] if mark else []))
+    return out
+
+
+def derivatives(func, args, wrt=0):
+    """The derivative of sum(func) by forward mode (one tangent per element) and reverse mode."""
+    out = func(*args)
+    reverse = srcgrad.vjp(func, wrt=wrt)(*args, ones_like(out))
+    x = np.asarray(args[wrt], dtype=float)
+    forward = np.zeros(x.shape)
+    for index in np.ndindex(x.shape):
+        tangent = np.zeros(x.shape)
+        tangent[index] = 1.0
+        _, t = srcgrad.jvp(func, wrt=wrt)(*args, tangent)
+        forward[index] = np.sum(t)
+    return forward, np.asarray(reverse)

@@ -38,7 +38,8 @@ from rule_checks import (
     Domain,
     Row,
     check,
-    ones_like,
+    derivatives,
+    row_params,
     scalar_forms,
     values,
 )
@@ -226,17 +227,7 @@ UNARY = [
 ]
 
 
-def unary_params() -> list:
-    params = []
-    for row in UNARY:
-        for dtype in (np.float64, np.float32):
-            mark = row.xfail or (row.xfail_f32 if dtype is np.float32 else None)
-            name = f"{row.name}-f{np.dtype(dtype).itemsize * 8}"
-            params.append(pytest.param(row, dtype, id=name, marks=[mark] if mark else []))
-    return params
-
-
-@pytest.mark.parametrize("row, dtype", unary_params())
+@pytest.mark.parametrize("row, dtype", row_params(UNARY))
 @given(data=st.data())
 def test_unary(row, dtype, data):
     shape = data.draw(row.shapes)
@@ -258,18 +249,6 @@ def test_clip_keywords(func, bound, dtype, data):
 
 
 # -- conventions at non-smooth points (documented in elementwise.py) ---------------------------
-def derivatives(func, args, wrt):
-    """The derivative of sum(func) by forward mode (one tangent per element) and reverse mode."""
-    out = func(*args)
-    reverse = srcgrad.vjp(func, wrt=wrt)(*args, ones_like(out))
-    x = np.asarray(args[wrt], dtype=float)
-    forward = np.zeros(x.shape)
-    for index in np.ndindex(x.shape):
-        tangent = np.zeros(x.shape)
-        tangent[index] = 1.0
-        _, t = srcgrad.jvp(func, wrt=wrt)(*args, tangent)
-        forward[index] = np.sum(t)
-    return forward, np.asarray(reverse)
 
 
 A = np.array
