@@ -171,7 +171,17 @@ def untranspose(g, axes):
 
 
 def check_cotangent(dout, value):
-    """Raise unless the cotangent ``dout`` has the shape of the output ``value``."""
+    """Raise unless the cotangent ``dout`` has the shape of the output ``value`` (one
+    cotangent per element, each of its shape, for a tuple output)."""
+    if isinstance(value, (tuple, list)):
+        if not isinstance(dout, (tuple, list)) or len(dout) != len(value):
+            raise ValueError(
+                f"vjp: the function returns a tuple of {len(value)}; pass a tuple of "
+                f"{len(value)} cotangents, one shaped like each element"
+            )
+        for d, v in zip(dout, value):
+            check_cotangent(d, v)
+        return
     if np.shape(dout) != np.shape(value):
         raise ValueError(
             f"vjp: the cotangent has shape {np.shape(dout)} but the function's output has "

@@ -189,3 +189,21 @@ def test_nested_def_is_a_clear_error():
     with pytest.raises(UnsupportedSyntaxError, match="nested function definitions") as info:
         srcgrad.grad(nested_def)(X)
     assert "test_calls.py" in str(info.value) and "def g(y):" in str(info.value)
+
+
+def loss_and_aux(x):
+    loss = np.sum(np.sin(x) ** 2)
+    aux = np.cos(x)
+    return loss, aux
+
+
+def test_vjp_and_jvp_of_a_function_returning_a_tuple():
+    x = np.array([0.3, -0.5])
+    vjp = srcgrad.vjp(loss_and_aux)
+    np.testing.assert_allclose(vjp(x, (1.0, np.zeros(2))), 2 * np.sin(x) * np.cos(x))
+    np.testing.assert_allclose(vjp(x, (0.0, np.ones(2))), -np.sin(x))
+    with pytest.raises(ValueError, match="pass a tuple of 2 cotangents"):
+        vjp(x, 1.0)
+    (loss, aux), (loss_dot, aux_dot) = srcgrad.jvp(loss_and_aux)(x, np.ones(2))
+    assert loss_dot == pytest.approx(np.sum(2 * np.sin(x) * np.cos(x)))
+    np.testing.assert_allclose(aux_dot, -np.sin(x))
