@@ -183,7 +183,8 @@ def _split(
         for n in ast.walk(s)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
     }
-    record = sorted((stored & loaded) - set(params))
+    # what the adjoint reads of the primal's final state, reassigned parameters included
+    record = sorted(stored & loaded)
     rec = "rec"
     while rec in params or rec in stored or rec in loaded or rec == seed:
         rec += "_"
@@ -201,7 +202,7 @@ def _split(
         if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Tuple)
         for e in s.targets[0].elts
     }
-    unbound = [n for n in record if n not in top]  # set on some paths only
+    unbound = [n for n in record if n not in top and n not in params]  # on some paths only
     preset = [
         ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
         for n in unbound

@@ -122,6 +122,20 @@ def early_return_tuple_not_depending_on_wrt(x, y):
     return np.mean(a) + np.sum(x * x)
 
 
+def reassigns_its_parameter(u, v):
+    b = np.tanh(np.sum(u))
+    for _ in range(2):
+        v = 0.5 * b * v + 0.1
+    if np.sum(u) > 10.0:
+        u = u * 2.0
+    return v * v + np.sum(u)
+
+
+def calls_a_helper_that_reassigns_its_parameter(x):
+    """The adjoint must see the parameter's final value, not the one passed in."""
+    return np.sum(reassigns_its_parameter(x, 0.3))
+
+
 def nested_def(x):
     def g(y):
         return y * y
@@ -147,6 +161,8 @@ CASES = [
     (helper_in_branch, (-X - 1.0,), 0),
     (tuple_result_not_depending_on_wrt, (X, X[:2]), 1),
     (early_return_tuple_not_depending_on_wrt, (X, X), 0),
+    (calls_a_helper_that_reassigns_its_parameter, (X,), 0),
+    (calls_a_helper_that_reassigns_its_parameter, (X + 5.0,), 0),
 ]
 
 
