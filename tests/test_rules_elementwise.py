@@ -188,7 +188,7 @@ UNARY = [
     Row("np.rad2deg", fn.rad2deg),
     Row("np.radians", fn.radians),
     Row("np.degrees", fn.degrees),
-    Row("softplus (log1p, exp, abs, maximum)", fn.softplus),
+    Row("softplus (log1p, exp, abs, maximum)", fn.softplus, AWAY_FROM_0),
     # binary functions with one constant operand
     Row("np.fmax(x, 0.0)", fn.fmax_const, AWAY_FROM_0),
     Row("np.fmin(1, x)", fn.fmin_const, Domain(exclude=(0.9, 1.1))),
