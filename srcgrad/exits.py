@@ -140,10 +140,12 @@ class ExitLowering:
             new.orelse = self.block(stmt.orelse, loop)
             return [new]
         if isinstance(stmt, _LOOPS):
-            return self.loop(stmt)
+            return self.loop(stmt, loop)
         return [stmt]
 
-    def loop(self, stmt: ast.For | ast.While) -> list[ast.stmt]:
+    def loop(self, stmt: ast.For | ast.While, outer: _Loop | None) -> list[ast.stmt]:
+        """The loop with its exits as flags; ``outer`` is the loop around it, which a
+        ``break`` or ``continue`` in its ``else`` block leaves or continues."""
         breaks = _contains(stmt.body, (ast.Break,), into_loops=False)
         continues = _contains(stmt.body, (ast.Continue,), into_loops=False)
         returns = self.returned is not None and _contains(stmt.body, (ast.Return,), True)
@@ -167,7 +169,7 @@ class ExitLowering:
         new.orelse = []
         after: list[ast.stmt] = []
         if stmt.orelse:
-            orelse = self.block(stmt.orelse, None)
+            orelse = self.block(stmt.orelse, outer)
             if stops:
                 guard = ast.UnaryOp(op=ast.Not(), operand=_any(stops))
                 after.append(

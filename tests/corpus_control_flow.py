@@ -1017,6 +1017,26 @@ def copy_in_a_branch(x, s, n):
     return np.sum(a * a)
 
 
+def break_and_continue_in_for_else(x, y):
+    """``break`` and ``continue`` in a for loop's ``else`` act on the loop around it."""
+    k0 = 0
+    s = x * 1.0
+    while k0 < 3:
+        k0 += 1
+        for i1 in range(2):
+            s = s * np.cos(y)
+            if np.sum(y) < 0.5:
+                continue
+        else:
+            s = s + 1.0
+            if np.sum(s) > 10.0:
+                break
+            if np.sum(y) > 0.2:
+                continue
+        s = s * 1.1
+    return np.sum(s * y)
+
+
 class Case(NamedTuple):
     func: Callable[..., Any]
     points: list[tuple]  # argument tuples: each exercises a branch or trip count
@@ -1199,6 +1219,11 @@ CASES: list[Case] = [
         1,
     ),
     Case(overwritten_after_loop, [(_arr(3),)]),
+    Case(
+        break_and_continue_in_for_else,
+        [(np.array([0.5, 0.8]), y) for y in (0.1, 0.3, 0.7, -0.5)],
+        (0, 1),
+    ),
     Case(copy_in_a_branch, [(np.array([0.3, 0.4]), 0.7, 0), (np.array([0.3, 0.4]), 0.7, 3)], 1),
     Case(reassigned_in_loop_body, [(np.array([0.3, 0.5]),)]),
     Case(
