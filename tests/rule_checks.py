@@ -166,7 +166,6 @@ SECOND_ORDER_PENDING = {
         ["mod", "remainder", "fmod", "mod_op", "mod_const", "rmod_const"],
         "float32 finite differences of the gradient (step 1e-2) can cross a jump",
     ),
-    "sinc": "the first derivative's formula loses all precision next to 0 (needs a series)",
     "sp_xlogy": "second derivative in y near x == 0 not yet checked against the convention",
     "xlogy_imported": "as sp_xlogy",
     "times_round_decimals": "finite differences of the gradient cross rounding steps",

@@ -25,7 +25,7 @@ Conventions where a function is not differentiable: JAX's, except those marked
 - ``np.sqrt``, ``np.cbrt`` at 0, ``np.arcsin``/``np.arccos`` at +-1,
   ``np.arccosh`` at 1, ``np.arctanh`` at +-1, ``np.log*`` at 0: the formula's
   value (inf or nan), as in JAX; no special case.
-- ``np.sinc`` at 0: derivative 0 (its true value). ``np.hypot`` at the
+- ``np.sinc`` at 0: derivative 0 (its true value); next to 0 its Taylor series. ``np.hypot`` at the
   origin: 0 in both arguments (srcgrad's: a subgradient, where the formula
   ``x / hypot`` gives nan). ``np.arctan2`` at the origin: nan (the formula).
 - ``x ** y``, ``np.float_power``: derivative 0 in ``y`` where ``x == 0``.
@@ -79,7 +79,13 @@ unary(np.cosh, "g * np.sinh(x)")
 unary(np.arcsinh, "g / np.sqrt(x * x + 1)")
 unary(np.arccosh, "g / np.sqrt(x * x - 1)")
 unary(np.arctanh, "g / (1 - x * x)")
-unary(np.sinc, "g * safe_div(np.cos(np.pi * x) - ans, x)")
+# (cos(pi x) - sinc(x)) / x cancels next to 0: there its Taylor series (which also gives
+# the second derivative, -pi^2 / 3 at 0)
+unary(
+    np.sinc,
+    "g * np.where(np.abs(x) < 0.01, np.pi**2 / 3 * x * ((np.pi * x) ** 2 / 10 - 1), "
+    "safe_div(np.cos(np.pi * x) - ans, x))",
+)
 unary([np.deg2rad, np.radians], "np.deg2rad(g)")  # linear: the function applied to g
 unary([np.rad2deg, np.degrees], "np.rad2deg(g)")
 
