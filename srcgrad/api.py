@@ -30,6 +30,7 @@ class _Entry:
     def __init__(self, code: Any) -> None:
         self.code = code  # the function's __code__ when this was made
         self.norm: Any = None  # its normalized form, shared by every derivative
+        self.norm_aux: Any = None  # the same, its returned pair split for has_aux
         self.derived: dict[tuple, pipeline.Derived] = {}
 
 
@@ -46,7 +47,12 @@ class Derivative:
     """
 
     def __init__(
-        self, func: Callable[..., Any], kind: str, wrt: Wrt, mode: str = "reverse"
+        self,
+        func: Callable[..., Any],
+        kind: str,
+        wrt: Wrt,
+        mode: str = "reverse",
+        has_aux: bool = False,
     ) -> None:
         self._inner: Derivative | None = None
         if isinstance(func, Derivative):
@@ -68,6 +74,9 @@ class Derivative:
             )
         if mode not in _MODES:
             raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+        if has_aux and (mode != "reverse" or self._inner is not None):
+            raise TypeError("has_aux=True works with reverse mode on a Python function for now")
+        self.has_aux = has_aux
         functools.update_wrapper(self, func, updated=())
         self.__wrapped__ = func
         self.kind = kind
@@ -118,7 +127,7 @@ class Derivative:
 
     def _derived(self, ranks: dict[str, int | None], backend: Backend) -> pipeline.Derived:
         ranks_key = tuple(ranks.get(p) for p in self._params)
-        key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key)
+        key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key, self.has_aux)
         target = self._target(ranks, backend)
         entry = _CACHE.get(target)
         if (
@@ -129,9 +138,16 @@ class Derivative:
             entry = _CACHE[target] = _Entry(target.__code__)
         derived = entry.derived.get(key)
         if derived is None:
-            if entry.norm is None:
-                entry.norm = pipeline.front(target)
-            derived = pipeline.derive(entry.norm, self._generated_kind, self.wrt, ranks, backend)
+            if self.has_aux:
+                if entry.norm_aux is None:
+                    entry.norm_aux = pipeline.front(target)
+                    entry.norm_aux.split_aux()
+                norm = entry.norm_aux
+            else:
+                if entry.norm is None:
+                    entry.norm = pipeline.front(target)
+                norm = entry.norm
+            derived = pipeline.derive(norm, self._generated_kind, self.wrt, ranks, backend)
             entry.derived[key] = derived
         self._last = derived
         return derived
@@ -187,6 +203,9 @@ class Derivative:
         result = _fresh(result, [*values, *extras])
         wrt_values = [values[self._params.index(w)] for w in self.wrt]
         if self.kind == "grad":
+            if self.has_aux:
+                grads, aux = result
+                return self._shape_grads(grads, wrt_values), aux
             return self._shape_grads(result, wrt_values)
         if self.kind == "value_and_grad":
             value, grads = result
@@ -361,22 +380,35 @@ def _module_of(x: Any) -> Any:
     return cupy
 
 
-def grad(func: Callable[..., Any] | None = None, wrt: Wrt = 0, *, mode: str = "reverse") -> Any:
+def grad(
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt = 0,
+    *,
+    mode: str = "reverse",
+    has_aux: bool = False,
+) -> Any:
     """The gradient of ``func``'s scalar output with respect to argument(s) ``wrt``.
 
     Works as ``grad(f)``, ``@grad`` and ``@grad(wrt="w")``. ``wrt`` names
     positional parameters by index or name; a tuple gives a tuple of
     gradients. ``mode="forward"`` computes the same numbers with
-    forward-mode code (one pass per input element).
+    forward-mode code (one pass per input element). With ``has_aux=True``
+    ``func`` returns ``(value, aux)``, only ``value`` is differentiated, and
+    the callable returns ``(gradient, aux)`` (JAX's meaning).
     """
-    return _make("grad", func, wrt, mode=mode)
+    return _make("grad", func, wrt, mode=mode, has_aux=has_aux)
 
 
 def value_and_grad(
-    func: Callable[..., Any] | None = None, wrt: Wrt = 0, *, mode: str = "reverse"
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt = 0,
+    *,
+    mode: str = "reverse",
+    has_aux: bool = False,
 ) -> Any:
-    """Like :func:`grad`, but the callable returns ``(func(...), gradient)``."""
-    return _make("value_and_grad", func, wrt, mode=mode)
+    """Like :func:`grad`, but the callable returns ``(func(...), gradient)``; with
+    ``has_aux=True``, ``((value, aux), gradient)``."""
+    return _make("value_and_grad", func, wrt, mode=mode, has_aux=has_aux)
 
 
 def jvp(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:

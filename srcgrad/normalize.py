@@ -110,6 +110,58 @@ class Normalized:
     namer: Namer
     parsed: ParsedFunction
     temps: set[str]  # names of the temporaries normalize made
+    aux: str | None = None  # has_aux: the name holding the auxiliary output
+
+    def split_aux(self) -> None:
+        """For ``has_aux``: every ``out = (value, aux)`` defining the returned name becomes
+        ``out = value`` and ``out_aux = aux``; the derivative is of ``value`` alone."""
+        ret = self.tree.body[-1]
+        assert isinstance(ret, ast.Return) and isinstance(ret.value, ast.Name)
+        out = ret.value.id
+        aux = self.namer.fresh(f"{out}_aux")
+        found = False
+
+        def visit(block: list[ast.stmt]) -> None:
+            nonlocal found
+            for stmt in list(block):
+                if isinstance(stmt, ast.Assign) and [
+                    t.id for t in stmt.targets if isinstance(t, ast.Name)
+                ] == [out]:
+                    value = stmt.value
+                    if isinstance(value, ast.Constant) and value.value is None:  # a preset
+                        value = ast.Tuple(elts=[value, ast.Constant(None)], ctx=ast.Load())
+                    if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
+                        raise self.parsed.locator.error(
+                            UnsupportedSyntaxError,
+                            self.origin.get(stmt, stmt),
+                            "has_aux=True needs the function to return a pair "
+                            "`return value, aux`; return a tuple of two here.",
+                        )
+                    first = ast.Assign(
+                        targets=[ast.Name(id=out, ctx=ast.Store())], value=value.elts[0]
+                    )
+                    second = ast.Assign(
+                        targets=[ast.Name(id=aux, ctx=ast.Store())], value=value.elts[1]
+                    )
+                    for new in (first, second):
+                        ast.copy_location(new, stmt)
+                        if stmt in self.origin:
+                            self.origin[new] = self.origin[stmt]
+                    block[block.index(stmt) : block.index(stmt) + 1] = [first, second]
+                    found = True
+                for field in ("body", "orelse"):
+                    inner = getattr(stmt, field, None)
+                    if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                        visit(inner)
+
+        visit(self.tree.body)
+        if not found:
+            raise self.parsed.locator.error(
+                UnsupportedSyntaxError,
+                self.origin.get(ret, ret),
+                "has_aux=True needs the function to return a pair `return value, aux`.",
+            )
+        self.aux = aux
 
     def origin_text(self, stmt: ast.stmt) -> str:
         """The user's source text of the statement ``stmt`` came from."""

@@ -794,8 +794,13 @@ class _Reverse:
             else:
                 grads.append(builder.xp_call("zeros_like", name(w)))
         result: ast.expr = grads[0] if len(grads) == 1 else ast.Tuple(elts=grads, ctx=ast.Load())
+        value: ast.expr = copy.deepcopy(out)
+        if norm.aux is not None:  # has_aux: (value, aux) and (gradient, aux)
+            value = ast.Tuple(elts=[value, name(norm.aux)], ctx=ast.Load())
+            if kind == "grad":
+                result = ast.Tuple(elts=[result, name(norm.aux)], ctx=ast.Load())
         if kind == "value_and_grad":
-            result = ast.Tuple(elts=[copy.deepcopy(out), result], ctx=ast.Load())
+            result = ast.Tuple(elts=[value, result], ctx=ast.Load())
         body.append(ast.Return(value=result))
         extra = [seed_name] if kind in ("vjp", "split") else []
         return builder.function(f"{kind}_{norm.tree.name}", self.params + extra, body)

@@ -223,3 +223,46 @@ def test_vjp_and_jvp_of_a_function_returning_a_tuple():
     (loss, aux), (loss_dot, aux_dot) = srcgrad.jvp(loss_and_aux)(x, np.ones(2))
     assert loss_dot == pytest.approx(np.sum(2 * np.sin(x) * np.cos(x)))
     np.testing.assert_allclose(aux_dot, -np.sin(x))
+
+
+def loss_with_aux_in_branches(x, n):
+    y = np.tanh(x)
+    if n > 2:
+        return np.sum(y * y), (n, np.mean(y))
+    for _ in range(n):
+        y = y * 0.5
+    return np.sum(y), (n, np.mean(y))
+
+
+def no_pair(x):
+    return np.sum(x)
+
+
+def test_has_aux_differentiates_the_first_element_and_returns_the_second():
+    x = np.array([0.3, -0.5])
+    g, aux = srcgrad.grad(loss_and_aux, has_aux=True)(x)
+    np.testing.assert_allclose(g, 2 * np.sin(x) * np.cos(x))
+    np.testing.assert_allclose(aux, np.cos(x))
+    (value, aux), g = srcgrad.value_and_grad(loss_and_aux, has_aux=True)(x)
+    assert value == pytest.approx(np.sum(np.sin(x) ** 2))
+    np.testing.assert_allclose(aux, np.cos(x))
+    y = np.tanh(x)
+    for n, expected in ((1, 0.5 * (1 - y * y)), (3, 2 * y * (1 - y * y))):
+        g, aux = srcgrad.grad(loss_with_aux_in_branches, has_aux=True)(x, n)
+        np.testing.assert_allclose(g, expected)
+        assert aux == loss_with_aux_in_branches(x, n)[1]
+        check_grads(lambda_free_first(n), [x])
+
+
+def lambda_free_first(n):
+    def first(x):
+        return loss_with_aux_in_branches(x, n)[0]
+
+    return first
+
+
+def test_has_aux_needs_a_pair_and_reverse_mode():
+    with pytest.raises(UnsupportedSyntaxError, match="return a pair"):
+        srcgrad.grad(no_pair, has_aux=True)(X)
+    with pytest.raises(TypeError, match="reverse mode"):
+        srcgrad.grad(loss_and_aux, has_aux=True, mode="forward")
