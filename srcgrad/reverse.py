@@ -688,11 +688,13 @@ class _Reverse:
         if depth > 3:
             return None
         defs = self.facts.definitions.get(u, [])
-        if len(defs) != 1 or not isinstance(defs[0][0], ast.Assign):
-            return None
+        if len(defs) != 1 or not isinstance(defs[0][0], ast.Assign) or u in self.params:
+            return None  # a parameter's first value comes from the caller
         definition = defs[0][0]
         if self.blocks_of.get(id(definition)) != self.blocks_of.get(id(at)):
             return None
+        if self.position[id(definition)] > self.position[id(at)]:
+            return None  # read before it is given a value: the previous iteration's
         op = self.facts.ops[definition]
         if op.rule is None or op.ctx is None:
             return None

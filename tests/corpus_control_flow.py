@@ -1037,6 +1037,22 @@ def break_and_continue_in_for_else(x, y):
     return np.sum(s * y)
 
 
+def parameter_reassigned_in_nested_while(x, y, s):
+    """``y`` is read (through ``-y``) before the loop reassigns it: on the first trip it
+    is the argument, so its shape cannot be taken from what the loop assigns to it."""
+    d = np.tanh(x)
+    k0 = 0
+    while (np.sum(s) <= 0.0) and k0 < 1:
+        k0 = k0 + 1
+        k1 = 0
+        while k1 < 4:
+            k1 = k1 + 1
+            x = (-y) / (1.0 + (x / (1.0 + s * s)) * (x / (1.0 + s * s)))
+            y = np.log(1.0 + (0.25 + x) * (0.25 + x))
+        x = x / (1.0 + d * d)
+    return np.mean(-x)
+
+
 class Case(NamedTuple):
     func: Callable[..., Any]
     points: list[tuple]  # argument tuples: each exercises a branch or trip count
@@ -1223,6 +1239,11 @@ CASES: list[Case] = [
         break_and_continue_in_for_else,
         [(np.array([0.5, 0.8]), y) for y in (0.1, 0.3, 0.7, -0.5)],
         (0, 1),
+    ),
+    Case(
+        parameter_reassigned_in_nested_while,
+        [(np.array([-0.95, -0.80, 1.25]), np.array([-1.63, 0.40, 0.91]), -1.248)],
+        (0, 1, 2),
     ),
     Case(copy_in_a_branch, [(np.array([0.3, 0.4]), 0.7, 0), (np.array([0.3, 0.4]), 0.7, 3)], 1),
     Case(reassigned_in_loop_body, [(np.array([0.3, 0.5]),)]),
