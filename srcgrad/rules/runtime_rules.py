@@ -26,8 +26,8 @@ def helper(name: str, params: tuple[str, ...], linear_in: tuple[str, ...], **ext
     )
 
 
-def _nondiff(name: str, params: tuple[str, ...]) -> None:
-    register(("helper", name), Rule(name=f"srcgrad's {name}", params=params, nondiff=True))
+def _nondiff(name: str, params: tuple[str, ...], **extra) -> None:
+    register(("helper", name), Rule(name=f"srcgrad's {name}", params=params, nondiff=True, **extra))
 
 
 helper("unbroadcast", ("d", "x"), ("d",), rank=_rank_of("x"))
@@ -126,15 +126,7 @@ helper("inner_vjp_b", ("d", "a", "b"), ("d", "a"))
 helper("tensordot_vjp_a", ("d", "a", "b", "axes"), ("d", "b"))
 helper("tensordot_vjp_b", ("d", "a", "b", "axes"), ("d", "a"))
 for _name, _params in (("eye_like", ("x",)), ("count_valid", ("x", "axis", "keepdims"))):
-    register(
-        ("helper", _name),
-        Rule(
-            name=f"srcgrad's {_name}",
-            params=_params,
-            nondiff=True,
-            defaults=dict.fromkeys(_params[1:], None),
-        ),
-    )
+    _nondiff(_name, _params, defaults=dict.fromkeys(_params[1:], None))
 register(
     ("helper", "safe_div"),
     Rule(
