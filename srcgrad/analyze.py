@@ -509,14 +509,9 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
         named = {f"arg{i}": a for i, a in enumerate(args)}
         named.update({f"kw_{k.arg}": k.value for k in kws})
         op = Op(stmt, target.id, None, key, named, None, callee=callee)
-        helper = getattr(callee, "__srcgrad_helper__", None)
-        if helper is not None:  # generated code differentiated again
-            op.problem = (
-                f"srcgrad's runtime helper {helper!r} has no rule for differentiating it "
-                "again yet, so higher-order derivatives through the function that uses it "
-                "are not supported"
-            )
-        elif is_user_function(callee):
+        # a runtime helper without a rule of its own (generated code differentiated
+        # again) is plain numpy code too: srcgrad differentiates its source
+        if is_user_function(callee):
             op.call_args, op.problem = _call_arguments(callee, args, kws)
             if op.call_args is not None:
                 op.args = {p: a for p, a in zip(inspect.signature(callee).parameters, op.call_args)}

@@ -84,7 +84,9 @@ class Derivative:
         self._signature = inspect.signature(func)
         if self._inner is not None and self._inner.kind == "vjp":  # it takes the cotangent last
             dout = inspect.Parameter("dout", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-            params = list(self._signature.parameters.values())
+            # the cotangent comes after the function's arguments (see _bind)
+            empty = inspect.Parameter.empty
+            params = [p.replace(default=empty) for p in self._signature.parameters.values()]
             self._signature = self._signature.replace(parameters=[*params, dout])
         self._params = list(self._signature.parameters)
         self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
@@ -212,9 +214,15 @@ class Derivative:
             return value, self._shape_grads(grads, wrt_values)
         if self.kind == "vjp":
             return self._shape_grads(result, wrt_values)
-        return result  # jvp: (value, tangent)
+        value, tangent = result  # jvp
+        return value, _output_dtype(tangent, value)
 
     def _bind(self, args: tuple, kwargs: dict) -> list[Any]:
+        if self._inner is not None and self._inner.kind == "vjp" and "dout" not in kwargs:
+            # a vjp's arguments: the function's (defaults allowed), then the cotangent
+            if not args:
+                raise TypeError(f"{self.__name__}: missing the cotangent dout")
+            return [*self._inner._bind(args[:-1], kwargs), args[-1]]
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as exc:
@@ -361,6 +369,20 @@ def _tangent_like(t: Any, x: Any, name: str) -> Any:
     if hasattr(x, "dtype") and hasattr(x, "shape") and not hasattr(t, "shape"):
         return _module_of(x).asarray(t, dtype=x.dtype)
     return t
+
+
+def _output_dtype(t: Any, value: Any) -> Any:
+    """The tangent ``t`` of ``value`` in ``value``'s float dtype. Generated code keeps the
+    dtype of the tangents it combines, and numpy's promotion may give the value a wider
+    one (a float32 argument added to a float64 constant)."""
+    if isinstance(value, (tuple, list)) and isinstance(t, (tuple, list)):
+        return type(t)(_output_dtype(ti, vi) for ti, vi in zip(t, value))
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or getattr(t, "dtype", dtype) == dtype or dtype.kind not in "fc":
+        return t
+    if isinstance(value, np.generic):
+        return dtype.type(t)
+    return t.astype(dtype) if hasattr(t, "astype") else _module_of(value).asarray(t, dtype=dtype)
 
 
 def _fresh(result: Any, inputs: list[Any]) -> Any:

@@ -138,6 +138,9 @@ def _imports(
     bindings: dict[str, Any] = {}
     names = sorted(n for n in used if n in env or n in (builder.xp, builder.math))
     for name in names:
+        tag = getattr(env.get(name), "__srcgrad_helper__", None)
+        if builder.helpers.get(tag) == name:
+            continue  # a helper of generated code: this module defines it again
         if name == builder.xp:
             value: Any = backend.module
         elif name == builder.math:

@@ -256,7 +256,11 @@ def derive(
         "math"
     )
     xp = _array_module_name(norm, namer)
-    helpers = {h: namer.fresh(h) for h in HELPERS}
+    env = norm.parsed.env
+    helpers = {  # generated code differentiated again keeps its helpers' names
+        h: h if getattr(env.get(h), "__srcgrad_helper__", None) == h else namer.fresh(h)
+        for h in HELPERS
+    }
     program = Program(namer, xp, math_name, helpers)
     program.add_env(norm.parsed.env, norm)
     builder = Builder(namer, xp, facts, math_name, helpers=helpers)

@@ -241,19 +241,25 @@ def digamma(x):
 
 
 def trigamma(x):
-    """``scipy.special.polygamma(1, x)``, the derivative of ``digamma``, in the
-    precision of ``x`` (SciPy computes polygamma in float64, digamma not)."""
+    """``scipy.special.polygamma(1, x)``, the derivative of ``digamma``."""
+    return polygamma_n(1, x)
+
+
+def polygamma_n(n, x):
+    """``scipy.special.polygamma(n, x)`` in the precision of ``x`` (SciPy computes
+    polygamma in float64, digamma not): the derivatives of ``trigamma``."""
     from scipy.special import polygamma
 
-    return np.asarray(polygamma(1, x), dtype=np.result_type(x))
+    return np.asarray(polygamma(n, x), dtype=np.result_type(x))
 
 
 def xdivy(x, y):
     """``x / y``, but 0 where ``x == 0`` (TensorFlow's ``xdivy``): the derivative of
     ``xlogy(x, y)`` in ``y``. Python numbers count as float64, as in SciPy's ufuncs,
-    so that the derivative has the dtype of ``xlogy``'s result."""
+    so that the derivative has the dtype of ``xlogy``'s result. Only ``y`` is replaced
+    (where both are 0), so the derivative in ``x`` is ``1 / y`` also at ``x == 0``."""
     x, y = np.asarray(x), np.asarray(y)
-    return x / np.where(x == 0, 1, y)
+    return x / np.where((x == 0) & (y == 0), 1, y)
 
 
 def sum_like(d, b):
@@ -325,42 +331,47 @@ def cumsum_vjp(g, x, axis):
     return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
 
 
-def _cumprod_parts(x, axis):
-    """``x`` (flattened for ``axis=None``) and, along ``axis``: the running product of its
-    nonzero elements, how many zeros each prefix has, and ``x`` with zeros made 1.
-    Elements below the square root of the smallest normal number count as zeros (a
-    sum of tangents divided by them could overflow, and times an underflowed product
-    give nan); the derivative terms that drops are products with such a factor."""
+def _along_last(x, axis):
+    """``x`` with ``axis`` moved last (flattened first for ``axis=None``), and that axis."""
     if axis is None:
-        x, axis = np.ravel(x), 0
-    zero = np.abs(x) < np.sqrt(np.finfo(np.result_type(x)).tiny)
-    safe = np.where(zero, 1, x)
-    return x, axis, zero, np.cumprod(safe, axis), np.cumsum(zero, axis), safe
+        return np.ravel(x), 0
+    return np.moveaxis(x, axis, -1), axis
 
 
 def cumprod_jvp(dx, x, axis):
-    """Tangent of ``np.cumprod(x, axis)``, exact where ``x`` has zeros: a prefix with no
-    zero gets ``ans * cumsum(dx / x)``; one with exactly one zero gets the other factors
-    times the tangent of that zero; one with two or more zeros gets 0."""
-    x, axis, zero, running, zeros, safe = _cumprod_parts(x, axis)
-    dx = np.reshape(dx, np.shape(x))
-    no_zero = np.cumsum(dx / safe, axis)
-    one_zero = np.cumsum(np.where(zero, dx, 0.0), axis)
-    return running * np.where(zeros == 0, no_zero, np.where(zeros == 1, one_zero, 0.0))
+    """Tangent of ``np.cumprod(x, axis)``: the running product of dual numbers
+    ``(x, dx)``, by doubling (log2(n) vectorised steps; no division, so it is exact where
+    ``x`` has zeros, and so are its own derivatives)."""
+    p, moved = _along_last(x, axis)
+    t, moved = _along_last(np.broadcast_to(dx, np.shape(x)), axis)
+    n = np.shape(p)[-1]
+    step = 1
+    while step < n:
+        low, high = p[..., :-step], p[..., step:]
+        t = np.concatenate([t[..., :step], t[..., step:] * low + high * t[..., :-step]], -1)
+        p = np.concatenate([p[..., :step], high * low], -1)
+        step = step * 2
+    return np.moveaxis(t, -1, moved)
 
 
 def cumprod_vjp(g, x, axis):
-    """Adjoint of ``np.cumprod(x, axis)``, exact where ``x`` has zeros (see cumprod_jvp)."""
+    """Adjoint of ``np.cumprod(x, axis)``: element k gets ``prod(x[:k]) * s[k]`` with
+    ``s[k] = g[k] + x[k+1] * s[k+1]``, the recurrence solved by doubling (no division:
+    exact where ``x`` has zeros, and so are its own derivatives)."""
     shape = np.shape(x)
-    x, axis, zero, running, zeros, safe = _cumprod_parts(x, axis)
-    weighted = g * running
-
-    def from_end(v):
-        return np.flip(np.cumsum(np.flip(v, axis), axis), axis)
-
-    no_zero = from_end(np.where(zeros == 0, weighted, 0.0)) / safe
-    one_zero = from_end(np.where(zeros == 1, weighted, 0.0))
-    return np.reshape(np.where(zero, one_zero, no_zero), shape)
+    x, moved = _along_last(x, axis)
+    g, moved = _along_last(g, axis)
+    n = np.shape(x)[-1]
+    # s[k] = b[k] + a[k] * s[k + step], starting from step 1 (s past the end is 0)
+    a = np.concatenate([x[..., 1:], np.zeros_like(x[..., :1])], -1)
+    b = g
+    step = 1
+    while step < n:
+        b = np.concatenate([b[..., :-step] + a[..., :-step] * b[..., step:], b[..., -step:]], -1)
+        a = np.concatenate([a[..., :-step] * a[..., step:], a[..., -step:]], -1)
+        step = step * 2
+    before = np.concatenate([np.ones_like(x[..., :1]), np.cumprod(x[..., :-1], -1)], -1)
+    return np.reshape(np.moveaxis(before * b, -1, moved), shape)
 
 
 def count_valid(x, axis=None, keepdims=False):
@@ -429,35 +440,50 @@ def trace_vjp(g, x, offset=0, axis1=0, axis2=1):
     return out
 
 
-def norm_grad(x, ans, ord=None, axis=None, keepdims=False):
-    """The derivative of ``np.linalg.norm(x, ord, axis, keepdims)`` in each element of ``x``
-    (shaped like ``x``). Conventions: 0 where the norm is 0 (and, for ord 1 and p-norms,
-    where an element is 0); ties of the inf/-inf norms (and of the matrix 1/inf norms'
-    column or row sums) share the derivative evenly."""
-    nd = np.ndim(x)
+def _norm_kind(nd, ord, axis):
+    """Which derivative formula ``np.linalg.norm(x, ord, axis)`` of an ``nd``-dim ``x``
+    takes: "two" (Frobenius or Euclidean), "sums" (matrix 1/inf norms), "zero", "one",
+    "max" (vector inf/-inf) or "power" (other vector p-norms)."""
     matrix = (axis is None and nd == 2 and ord is not None) or (
         isinstance(axis, tuple) and len(axis) == 2
     )
-    norm = _expand(ans, x, axis, keepdims)
     if ord is None or ord == "fro" or (ord == 2 and not matrix):
-        return x / safe_divisor(norm)
+        return "two"
     if matrix and ord in (1, -1, np.inf, -np.inf):
-        rows, cols = (0, 1) if axis is None else _axes_of(x, axis)
-        across = rows if ord in (1, -1) else cols  # column sums for 1, row sums for inf
-        along = cols if ord in (1, -1) else rows
-        sums = np.sum(np.abs(x), axis=across, keepdims=True)
-        hit = sums == norm
-        return np.sign(x) * hit / np.sum(hit, axis=along, keepdims=True, dtype=np.result_type(x))
+        return "sums"
     if matrix:
         raise NotImplementedError(
             f"srcgrad differentiates np.linalg.norm of matrices for ord None, 'fro', 1, -1, "
             f"inf and -inf, not ord={ord!r}"
         )
     if ord == 0:
-        return np.zeros_like(x)
+        return "zero"
     if ord == 1:
+        return "one"
+    return "max" if ord in (np.inf, -np.inf) else "power"
+
+
+def norm_grad(x, ans, ord=None, axis=None, keepdims=False):
+    """The derivative of ``np.linalg.norm(x, ord, axis, keepdims)`` in each element of ``x``
+    (shaped like ``x``). Conventions: 0 where the norm is 0 (and, for ord 1 and p-norms,
+    where an element is 0); ties of the inf/-inf norms (and of the matrix 1/inf norms'
+    column or row sums) share the derivative evenly."""
+    kind = _norm_kind(np.ndim(x), ord, axis)
+    norm = _expand(ans, x, axis, keepdims)
+    if kind == "two":
+        return x / safe_divisor(norm)
+    if kind == "sums":
+        rows, cols = (0, 1) if axis is None else _axes_of(x, axis)
+        across = rows if ord in (1, -1) else cols  # column sums for 1, row sums for inf
+        along = cols if ord in (1, -1) else rows
+        sums = np.sum(np.abs(x), axis=across, keepdims=True)
+        hit = sums == norm
+        return np.sign(x) * hit / np.sum(hit, axis=along, keepdims=True, dtype=np.result_type(x))
+    if kind == "zero":
+        return np.zeros_like(x)
+    if kind == "one":
         return np.sign(x)
-    if ord in (np.inf, -np.inf):
+    if kind == "max":
         hit = np.abs(x) == norm
         return np.sign(x) * hit / np.sum(hit, axis=axis, keepdims=True, dtype=np.result_type(x))
     zero = x == 0
@@ -595,13 +621,17 @@ def einsum_vjp(g, subscripts, i, *operands):
     return result
 
 
+def _interleave(sa, sb):
+    return [d for pair in zip(sa, sb) for d in pair]
+
+
 def kron_vjp(g, a, b, which):
     """Adjoint of ``a`` (``which`` 0) or ``b`` (1) in ``np.kron(a, b)``: ``g`` seen as
     blocks ``a[i] * b``, contracted with the other operand."""
     n = max(np.ndim(a), np.ndim(b))
     sa = (1,) * (n - np.ndim(a)) + tuple(np.shape(a))
     sb = (1,) * (n - np.ndim(b)) + tuple(np.shape(b))
-    blocks = np.reshape(g, [d for pair in zip(sa, sb) for d in pair])  # axes a0 b0 a1 b1...
+    blocks = np.reshape(g, _interleave(sa, sb))  # axes a0 b0 a1 b1...
     x, other, shape = (a, b, sb) if which == 0 else (b, a, sa)
     axes = list(range(1 - which, 2 * n, 2))  # the other operand's axes among the blocks'
     out = np.tensordot(blocks, np.reshape(other, shape), axes=(axes, list(range(n))))
@@ -753,6 +783,7 @@ def _qr_shape(a):
             "srcgrad differentiates np.linalg.qr(a) only for a with at least as many rows "
             "as columns"
         )
+    return m, n
 
 
 def _times_inverse(x, r):
@@ -762,7 +793,7 @@ def _times_inverse(x, r):
 
 def qr_jvp(g, a, ans):
     """Tangent of ``q, r = np.linalg.qr(a)`` (reduced, rows >= columns; JAX's rule)."""
-    _qr_shape(a)
+    m, n = _qr_shape(a)
     q, r = ans
     da_rinv = _times_inverse(g, r)
     qt_da_rinv = mT(q) @ da_rinv
@@ -774,7 +805,7 @@ def qr_jvp(g, a, ans):
 def qr_vjp(g, a, ans):
     """Adjoint of ``a`` in ``q, r = np.linalg.qr(a)``: ``(gq + q copyltu(M)) r⁻ᵀ`` with
     ``M = r grᵀ - gqᵀ q`` and copyltu the symmetric matrix of M's lower triangle."""
-    _qr_shape(a)
+    m, n = _qr_shape(a)
     q, r = ans
     gq, gr = g
     m = r @ mT(gr) - mT(gq) @ q

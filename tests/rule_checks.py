@@ -84,104 +84,16 @@ def check_types(func, args: tuple, wrt) -> None:
             assert type(g) is float, f"gradient of type {type(g).__name__} for a Python float"
 
 
-_NO_HELPER_RULE = "a runtime helper its derivative calls has no forward rule yet"
-#: rows whose second-order check is not run yet, and why (the first-order check still runs)
-SECOND_ORDER_PENDING = {
-    **dict.fromkeys(
-        [
-            "cholesky_gram",
-            "cholesky_symmetrised",
-            "eigh_attributes",
-            "eigh_upper_index",
-            "eigh_values",
-            "eigh_vectors",
-            "qr_both",
-            "qr_q",
-            "qr_r",
-            "kron",
-            "einsum_batched",
-            "einsum_diagonal",
-            "einsum_dynamic",
-            "einsum_ellipsis",
-            "einsum_implicit",
-            "einsum_matmul",
-            "einsum_optimize",
-            "einsum_outer",
-            "einsum_rowwise_dot",
-            "einsum_same_operand",
-            "einsum_sum_rows",
-            "einsum_three",
-            "einsum_trace",
-            "einsum_transpose",
-            "cumprod_axis0",
-            "cumprod_dynamic",
-            "cumprod_flat",
-            "cumprod_neg_axis",
-            "method_cumprod",
-            "method_cumprod_axis",
-            "method_cumprod_dynamic",
-            "norm_dynamic",
-            "norm_matrix_1",
-            "norm_matrix_inf",
-            "norm_matrix_neg_1",
-            "norm_vector_0",
-            "norm_vector_1",
-            "norm_vector_3",
-            "norm_vector_half",
-            "norm_vector_inf",
-            "norm_vector_neg_inf",
-            "digamma_imported",
-            "dotted_digamma",
-            "psi_imported",
-            "logsumexp_b_maybe_none",
-            "logsumexp_b_dynamic",
-            "logsumexp_dynamic",
-            "entropy",
-            "average_dynamic",
-            "average_weighted",
-            "average_weighted_axis",
-            "average_weighted_keepdims",
-            "average_weighted_tuple",
-            "prod_all",
-            "prod_axis0",
-            "prod_dynamic",
-            "prod_neg_axis_keepdims",
-            "prod_tuple",
-            "method_prod",
-            "method_prod_dynamic",
-            "method_prod_tuple_keepdims",
-            "std_dynamic",
-            "method_std_dynamic",
-            "var_dynamic",
-            "pinv",
-            "solve",
-            "svd_square",
-            "svd_values",
-            "svd_values_of_triple",
-            "svd_vectors",
-        ],
-        _NO_HELPER_RULE,
-    ),
-    **dict.fromkeys(
-        ["mod", "remainder", "fmod", "mod_op", "mod_const", "rmod_const"],
-        "float32 finite differences of the gradient (step 1e-2) can cross a jump",
-    ),
-    "sp_xlogy": "second derivative in y near x == 0 not yet checked against the convention",
-    "xlogy_imported": "as sp_xlogy",
-    "times_round_decimals": "finite differences of the gradient cross rounding steps",
-}
-
-
 def check(func, args: tuple) -> None:
-    """``check_grads`` (to second order unless the row is in ``SECOND_ORDER_PENDING``) and
-    ``check_types`` for every ``wrt``; the caller's arrays unchanged."""
+    """``check_grads`` (to second order in float64) and ``check_types`` for every ``wrt``;
+    the caller's arrays unchanged."""
     saved = snapshot(args)
     # check_grads picks float32 tolerances only when a wrt argument is float32;
     # a float32 array that is not differentiated makes the output float32 too.
     tol = dict(eps=1e-3, atol=1e-2, rtol=1e-2) if single_precision(args) else {}
     # second order in float64 (float32 finite differences of a gradient are too coarse
     # to judge curved functions; the rule templates are the same for both dtypes)
-    order = 1 if func.__name__ in SECOND_ORDER_PENDING or single_precision(args) else 2
+    order = 1 if single_precision(args) else 2
     for wrt in wrts(args):
         check_grads(func, args, wrt=wrt, order=order, **tol)
         check_types(func, args, wrt)

@@ -146,3 +146,35 @@ def test_grad_of_a_forward_grad_needs_a_scalar_argument():
     d = srcgrad.grad(srcgrad.grad(srcgrad.grad(uses_recursion)))
     with pytest.raises(TypeError, match="one scalar argument"):
         d(np.array([0.3, 0.4]))
+
+
+# -- runtime helpers without a rule of their own are differentiated by their source -----------
+def cumulative_product(x):
+    return np.sum(np.cumprod(x) * np.arange(1.0, 5.0))
+
+
+def test_hessian_of_cumprod_is_exact_where_x_has_zeros():
+    # the gradient's helper (cumprod_vjp) is differentiated by its source: no division by x
+    x = np.array([0.0, 1.5, 0.0, -2.0])
+    h = srcgrad.hessian(cumulative_product)(x)
+    eps = 1e-6
+    g = srcgrad.grad(cumulative_product)
+    fd = np.stack([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(4)], axis=-1)
+    np.testing.assert_allclose(h, fd, atol=1e-6)
+    assert h[0, 2] == pytest.approx(1.5 * 3 - 2.0 * 1.5 * 4)
+
+
+def test_third_derivative_of_gammaln_is_polygamma_2():
+    special = pytest.importorskip("scipy.special")
+    from functions_scipy_special import gammaln_imported
+
+    d3 = srcgrad.grad(srcgrad.grad(srcgrad.grad(gammaln_imported)))
+    assert d3(1.7) == pytest.approx(float(special.polygamma(2, 1.7)))
+    assert srcgrad.grad(d3)(1.7) == pytest.approx(float(special.polygamma(3, 1.7)))
+
+
+def test_a_derivative_of_a_derivative_defines_its_helpers_once():
+    d2 = srcgrad.jvp(srcgrad.vjp(cumulative_product))
+    d2(np.ones(4), 1.0, np.ones(4))
+    assert "closure value" not in d2.source  # the helpers are defined, not passed in
+    assert d2.source.count("def cumprod_vjp(") <= 1

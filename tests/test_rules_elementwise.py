@@ -316,14 +316,7 @@ def test_generated_code(func, text):
     assert text in srcgrad.vjp(func).source
 
 
-# -- reproductions of known bugs in shared code ---------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="forward mode: a tangent keeps the dtype of the tangent it came from, not the "
-    "output's: np.add(float64 array, active float32 scalar) gives a float32 tangent for a "
-    "float64 output (the same for np.maximum, np.where, np.fmax, np.clip with a float32 "
-    "active operand and a float64 inactive one); the transforms do not cast tangents",
-)
+# -- a tangent has its output's dtype, also where numpy promotes ---------------------------
 @pytest.mark.parametrize("func", [fn.mixed_precision_add, fn.mixed_precision_fmax])
 def test_forward_tangent_dtype_with_mixed_precision(func):
     x, y = np.array([1.0, 2.0]), np.float32(1.5)

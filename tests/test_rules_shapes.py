@@ -528,10 +528,5 @@ def test_pad_mode_without_rule():
 
 
 # -- known bugs elsewhere (xfail strict: remove the mark once fixed) ------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="an inactive float64 numpy scalar operand promotes the output of x + c to float64 "
-    "(NEP 50), but the tangent of x + c stays x's float32 (the + rule's tangent is g)",
-)
 def test_tangent_dtype_follows_promotion_by_inactive_scalar():
     check(fn.plus_float64_scalar, (np.ones(3, dtype=np.float32),))

@@ -6,11 +6,16 @@ Almost every helper is linear in the adjoint it takes (``unbroadcast``,
 the tangent. Helpers that only compute shapes or zeros carry no derivative.
 Keys are ``("helper", name)``; generated modules tag their copies of the
 helpers with ``__srcgrad_helper__`` so the analysis finds these rules.
+
+A helper without a rule here (``cumprod_vjp``, ``svd_jvp``, ``norm_grad``...) is plain
+numpy code, and srcgrad differentiates its source like a user's function: such helpers
+keep to the code srcgrad can differentiate (no division that is exact only at first
+order, checks that raise in helpers called with shapes only).
 """
 
 from __future__ import annotations
 
-from . import Rule, linear, register
+from . import Context, NotStatic, Rule, linear, register
 
 
 def _rank_of(param: str):
@@ -142,4 +147,36 @@ register(
 register(
     ("helper", "digamma"),
     Rule(name="srcgrad's digamma", params=("x",), jvp={"x": "g * trigamma(x)"}),
+)
+register(
+    ("helper", "trigamma"),
+    Rule(name="srcgrad's trigamma", params=("x",), jvp={"x": "g * polygamma_n(2, x)"}),
+)
+register(
+    ("helper", "polygamma_n"),
+    Rule(name="srcgrad's polygamma_n", params=("n", "x"), jvp={"x": "g * polygamma_n(n + 1, x)"}),
+)
+
+# einsum_vjp(d, subscripts, i, x0, x1, ...): the adjoint of operand i, linear in the
+# adjoint d and in every other operand, and a function of operand i's shape alone
+_OPERANDS = tuple(f"x{k}" for k in range(8))
+
+
+def _einsum_vjp_tangent(k: int):
+    def template(ctx: Context):
+        if not ctx.is_static("i"):  # generated code passes i as a literal
+            raise NotStatic("i")
+        return "np.zeros_like(ans)" if ctx.static("i") == k else linear(ctx)
+
+    return template
+
+
+register(
+    ("helper", "einsum_vjp"),
+    Rule(
+        name="srcgrad's einsum_vjp",
+        params=("d", "subscripts", "i", *_OPERANDS),
+        defaults=dict.fromkeys(_OPERANDS[1:]),
+        jvp={"d": linear, **{p: _einsum_vjp_tangent(k) for k, p in enumerate(_OPERANDS)}},
+    ),
 )
