@@ -44,6 +44,10 @@ class Shape:
 
 
 SCALAR = Shape(frozenset(), 0)
+#: the "rank" of a parameter whose argument is a pytree (a dict, list or tuple) of
+#: unknown structure; a known structure is described by ``srcgrad.pytree.structure``
+#: with leaf ranks: ``("dict", (("W", 2), ("b", 1)))``, ``("list", (1, 1))``
+TREE = "tree"
 
 
 @dataclass
@@ -85,6 +89,10 @@ class Facts:
     sequences: set[str] = field(default_factory=set)
     #: the shape each assignment's own operation gives (id of the statement -> shape)
     op_shapes: dict[int, Shape] = field(default_factory=dict)
+    #: names holding parts of pytree arguments: their structure (a container's, or a
+    #: leaf's rank), where every definition agrees on it
+    trees: dict[str, Any] = field(default_factory=dict)
+    mode: str | None = None  # the transform these facts are for, "jvp" or "vjp"
 
     @property
     def active(self) -> set[str]:
@@ -116,14 +124,23 @@ def walk_block(body: list[ast.stmt], depth: int = 0) -> Iterator[tuple[ast.stmt,
             yield from walk_block(stmt.body, depth + 1)
 
 
-def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> Facts:
-    """Classify every statement, then compute shapes and activity."""
-    facts = Facts()
+def analyze(
+    norm: Normalized, wrt: list[str], ranks: dict[str, Any], mode: str | None = None
+) -> Facts:
+    """Classify every statement, then compute shapes and activity. ``mode`` ("jvp" or
+    "vjp"): the transform that follows, where a runtime helper has a rule for the other
+    one only (its source is differentiated instead)."""
+    facts = Facts(mode=mode)
     env = norm.parsed.env
     for name, value in env.items():
         facts.shapes[name] = _static_shape(name, value)
+    trees = set()
     for param in norm.tree.args.args:
         rank = ranks.get(param.arg)
+        if rank == TREE or isinstance(rank, tuple):
+            trees.add(param.arg)
+            facts.trees[param.arg] = rank
+            rank = None
         key = frozenset() if rank == 0 else frozenset({param.arg})
         facts.shapes[param.arg] = Shape(key, rank)
     body = norm.tree.body
@@ -149,6 +166,16 @@ def analyze(norm: Normalized, wrt: list[str], ranks: dict[str, int | None]) -> F
         n
         for n, defs in facts.definitions.items()
         if defs and all(makes_sequence(facts.ops.get(s)) for s, _ in defs)
+    }
+    _tree_parts(facts, assigns, trees)
+    facts.sequences |= {  # pytree parameters and their containers, unless given other values
+        p
+        for p, s in facts.trees.items()
+        if (s == TREE or isinstance(s, tuple))
+        and (
+            p not in trees  # read out of a pytree by every definition
+            or all(makes_sequence(facts.ops.get(d)) for d, _ in facts.definitions.get(p, []))
+        )
     }
     _shapes(facts, assigns)
     # activity, to a fixed point: a name's value may come from several definitions
@@ -505,6 +532,10 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
     else:
         raise AssertionError(f"not core: {ast.dump(rhs)}")
     rule = _lookup(key)
+    if rule is not None and getattr(callee, "__srcgrad_helper__", None) is not None:
+        table = rule.vjp if facts.mode == "vjp" else rule.jvp
+        if not rule.nondiff and not table:  # a helper's rule for the other mode only
+            rule = None
     if rule is None:
         named = {f"arg{i}": a for i, a in enumerate(args)}
         named.update({f"kw_{k.arg}": k.value for k in kws})
@@ -556,7 +587,59 @@ def _static_attr(node: ast.expr, env: dict[str, Any]) -> bool:
     return isinstance(node, ast.Name) and node.id in env
 
 
+def _tree_parts(facts: Facts, assigns: list[ast.stmt], params: set[str]) -> None:
+    """The structure of every name read out of a pytree argument (``layer = layers[i]``,
+    ``W = p["W"]``), where all its definitions agree on one."""
+    for _ in range(len(assigns) + 1):  # a loop may read a part defined later in its body
+        found: dict[str, list[Any]] = {}
+        for stmt in assigns:
+            op = facts.ops[stmt]
+            x = op.args.get("x") if op.key in ("getitem", "copy") else None
+            if isinstance(x, ast.Name) and x.id in facts.trees:
+                part = facts.trees[x.id]
+                if op.key == "getitem":
+                    part = _tree_child(part, op.ctx.index if op.ctx else None)
+                found.setdefault(op.target, []).append(part)
+            else:
+                found.setdefault(op.target, []).append(None)
+        before = dict(facts.trees)
+        for target, parts in found.items():
+            if target in params:
+                continue
+            defs = facts.definitions.get(target, [])
+            if (
+                len(parts) == len(defs)
+                and parts[0] is not None
+                and parts.count(parts[0]) == len(parts)
+            ):
+                facts.trees[target] = parts[0]
+            else:
+                facts.trees.pop(target, None)
+        if facts.trees == before:
+            return
+
+
+def _tree_child(structure: Any, index: ast.expr | None) -> Any:
+    """The structure of ``value[index]`` for a value of this structure, if known."""
+    if not isinstance(structure, tuple) or index is None:
+        return None
+    kind, items = structure
+    if isinstance(index, ast.Constant):
+        key = index.value
+        if kind == "dict":
+            return next((s for k, s in items if k == key), None)
+        if type(key) is int and -len(items) <= key < len(items):
+            return items[key]
+        return None
+    if kind != "dict" and items and all(s == items[0] for s in items):
+        return items[0]  # any element of a list whose elements are alike
+    return None
+
+
 def _result_shape(op: Op, facts: Facts) -> Shape:
+    part = facts.trees.get(op.target)
+    if isinstance(part, int) and op.key in ("getitem", "copy"):  # a leaf of a pytree
+        return SCALAR if part == 0 else Shape(frozenset({op.target}), part)
     rule = op.rule
     if rule is None or op.ctx is None:
         return Shape(frozenset({op.target}), None)

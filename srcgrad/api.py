@@ -15,7 +15,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from . import pipeline
+from . import pipeline, pytree
 from .backends import NUMPY, Backend, backend_of
 from .parse import env_is_current
 
@@ -56,15 +56,18 @@ class Derivative:
     ) -> None:
         self._inner: Derivative | None = None
         if isinstance(func, Derivative):
-            # higher order: differentiate the inner derivative's generated code, in
-            # forward mode (reverse mode over generated code is not supported)
-            if func.kind not in ("grad", "vjp") or kind == "vjp":
+            # higher order: differentiate the inner derivative's generated code: in
+            # forward mode, or (grad of a jvp) in reverse mode
+            over_jvp = func.kind == "jvp" and kind in ("grad", "value_and_grad", "jvp")
+            if not (func.kind in ("grad", "vjp") and kind != "vjp") and not over_jvp:
                 raise TypeError(
                     f"srcgrad differentiates a derivative made by grad or vjp with grad, "
-                    f"value_and_grad, jvp, jacobian, hessian or hvp; got {kind} of {func!r}"
+                    f"value_and_grad, jvp, jacobian, hessian or hvp, and one made by jvp with "
+                    f"grad, value_and_grad or jvp; got {kind} of {func!r}"
                 )
             self._inner = func
-            mode = "forward"
+            if not over_jvp:
+                mode = "forward"
         elif not inspect.isfunction(func):
             raise TypeError(
                 f"srcgrad differentiates Python functions written in Python; got {func!r} "
@@ -74,8 +77,8 @@ class Derivative:
             )
         if mode not in _MODES:
             raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
-        if has_aux and (mode != "reverse" or self._inner is not None):
-            raise TypeError("has_aux=True works with reverse mode on a Python function for now")
+        if has_aux and self._inner is not None:
+            raise TypeError("has_aux=True needs a Python function, not a derivative")
         self.has_aux = has_aux
         functools.update_wrapper(self, func, updated=())
         self.__wrapped__ = func
@@ -88,6 +91,15 @@ class Derivative:
             empty = inspect.Parameter.empty
             params = [p.replace(default=empty) for p in self._signature.parameters.values()]
             self._signature = self._signature.replace(parameters=[*params, dout])
+        if self._inner is not None and self._inner.kind == "jvp":  # then one tangent per wrt
+            kind_ = inspect.Parameter.POSITIONAL_OR_KEYWORD
+            tangents = [inspect.Parameter(f"{w}_dot", kind_) for w in self._inner.wrt]
+            empty = inspect.Parameter.empty
+            params = [p.replace(default=empty) for p in self._signature.parameters.values()]
+            self._signature = self._signature.replace(parameters=[*params, *tangents])
+        #: grad of a jvp differentiates the tangent output (the value's is grad's own)
+        self._tangent_output = self._inner is not None and self._inner.kind == "jvp"
+        self.__signature__ = self._signature  # what inspect.signature reports
         self._params = list(self._signature.parameters)
         self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
         self._last: pipeline.Derived | None = None
@@ -111,7 +123,7 @@ class Derivative:
         """One generated Python function computing this derivative for arguments of
         these ranks, for differentiating it again."""
         derived = self._derived(ranks, backend)
-        if self.kind == self._generated_kind and self.kind in ("grad", "vjp"):
+        if self.kind == self._generated_kind and self.kind in ("grad", "vjp", "jvp"):
             return derived.function
         # forward mode: the gradient with respect to a scalar is one jvp
         if self._wrt_tuple or ranks.get(self.wrt[0]) != 0:
@@ -127,7 +139,8 @@ class Derivative:
             )
         return self._wrappers[key]
 
-    def _derived(self, ranks: dict[str, int | None], backend: Backend) -> pipeline.Derived:
+    def _derived(self, ranks: dict[str, Any], backend: Backend) -> pipeline.Derived:
+        """The generated code for arguments of these ranks (pytrees: their structures)."""
         ranks_key = tuple(ranks.get(p) for p in self._params)
         key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key, self.has_aux)
         target = self._target(ranks, backend)
@@ -140,10 +153,13 @@ class Derivative:
             entry = _CACHE[target] = _Entry(target.__code__)
         derived = entry.derived.get(key)
         if derived is None:
-            if self.has_aux:
+            if self.has_aux or (self._tangent_output and self.kind != "jvp"):
                 if entry.norm_aux is None:
                     entry.norm_aux = pipeline.front(target)
-                    entry.norm_aux.split_aux()
+                    if self._tangent_output:
+                        entry.norm_aux.split_aux(keep=1, drop=True)
+                    else:
+                        entry.norm_aux.split_aux()
                 norm = entry.norm_aux
             else:
                 if entry.norm is None:
@@ -232,10 +248,10 @@ class Derivative:
 
     def _shape_grads(self, grads: Any, wrt_values: list[Any]) -> Any:
         if not self._wrt_tuple:
-            return _like(grads, wrt_values[0])
+            return _like_tree(grads, wrt_values[0])
         if len(wrt_values) == 1:  # the generated code returns one gradient bare
             grads = (grads,)
-        return tuple(_like(g, v) for g, v in zip(grads, wrt_values))
+        return tuple(_like_tree(g, v) for g, v in zip(grads, wrt_values))
 
     def _forward_grad(self, derived: pipeline.Derived, values: list[Any]) -> Any:
         """A gradient by forward mode: one Jacobian-vector product per input element."""
@@ -244,28 +260,37 @@ class Derivative:
         zeros = [_zero_tangent(v) for v in wrt_values]
         value = None
         grads = []
-        for k, v in enumerate(wrt_values):
-            dtype = v.dtype if getattr(v, "dtype", None) is not None else np.float64
-            grad = np.zeros(np.shape(v), dtype=dtype)
-            for index in np.ndindex(np.shape(v)):
-                tangents = list(zeros)
-                if isinstance(v, np.ndarray):
-                    basis = np.zeros_like(v)
-                    basis[index] = 1
-                    tangents[k] = basis
-                else:
-                    tangents[k] = type(v)(1.0)
-                value, dout = derived.function(*values, *tangents)
-                if np.ndim(dout) != 0:
-                    raise ValueError(
-                        f"grad requires {self.__name__!r} to return a scalar, but it returned an "
-                        f"array of shape {np.shape(dout)}; use srcgrad.vjp or srcgrad.jacobian"
+        for k, tree in enumerate(wrt_values):
+            flat = pytree.leaves(tree)
+            leaf_grads = []
+            for j, v in enumerate(flat):
+                dtype = v.dtype if getattr(v, "dtype", None) is not None else np.float64
+                grad = np.zeros(np.shape(v), dtype=dtype)
+                for index in np.ndindex(np.shape(v)):
+                    if isinstance(v, np.ndarray):
+                        basis = np.zeros_like(v)
+                        basis[index] = 1
+                    else:
+                        basis = type(v)(1.0)
+                    tangents = list(zeros)
+                    tangents[k] = _unflatten(
+                        tree, [basis if i == j else None for i in range(len(flat))]
                     )
-                grad[index] = float(dout)  # a host number, whatever the backend
-            grads.append(_like(grad, v))
+                    value, dout = derived.function(*values, *tangents)
+                    if np.ndim(dout) != 0:
+                        raise ValueError(
+                            f"grad requires {self.__name__!r} to return a scalar, but it returned "
+                            f"an array of shape {np.shape(dout)}; use srcgrad.vjp or "
+                            "srcgrad.jacobian"
+                        )
+                    grad[index] = float(dout)  # a host number, whatever the backend
+                leaf_grads.append(_like(grad, v))
+            grads.append(_unflatten(tree, leaf_grads))
         if not wrt_values or value is None:
             value = self.__wrapped__(*values)
         result = grads[0] if not self._wrt_tuple else tuple(grads)
+        if self.has_aux and self.kind == "grad":  # value is (value, aux)
+            return result, value[1]
         return (value, result) if self.kind == "value_and_grad" else result
 
 
@@ -297,7 +322,9 @@ def _normalize_wrt(wrt: Wrt, params: list[str], func: Callable[..., Any]) -> tup
     return names, is_tuple
 
 
-def _rank(value: Any) -> int | None:
+def _rank(value: Any) -> int | str | None:
+    if pytree.is_node(value):  # a pytree: its structure, with the ranks of its leaves
+        return pytree.structure(value, _rank)
     if isinstance(value, (bool, int, float, complex, np.generic)):
         return 0
     ndim = getattr(value, "ndim", None)
@@ -305,6 +332,14 @@ def _rank(value: Any) -> int | None:
 
 
 def _check_differentiable(name: str, value: Any, fname: str) -> None:
+    if isinstance(value, dict):
+        for key, leaf in value.items():
+            _check_differentiable(f"{name}[{key!r}]", leaf, fname)
+        return
+    if isinstance(value, (list, tuple)):
+        for i, leaf in enumerate(value):
+            _check_differentiable(f"{name}[{i}]", leaf, fname)
+        return
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(
             f"cannot differentiate {fname} with respect to {name!r}: it is a bool ({value!r}); "
@@ -353,12 +388,38 @@ def _like(g: Any, x: Any) -> Any:
     return out
 
 
+def _like_tree(g: Any, x: Any) -> Any:
+    """``_like`` for every leaf of a pytree argument ``x``."""
+    return pytree.map_leaves(lambda leaf, gleaf: _like(gleaf, leaf), x, g, name="the gradient")
+
+
+def _unflatten(tree: Any, leaves: list[Any]) -> Any:
+    """``tree`` with its leaves replaced by ``leaves`` in order (None: a zero tangent)."""
+    supply = iter(leaves)
+
+    def take(leaf: Any) -> Any:
+        value = next(supply)
+        return _zero_tangent(leaf) if value is None else value
+
+    return pytree.map_leaves(take, tree)
+
+
 def _zero_tangent(x: Any) -> Any:
+    if pytree.is_node(x):
+        return pytree.map_leaves(_zero_tangent, x)
     return np.zeros_like(x) if isinstance(x, np.ndarray) else type(x)(0.0)
 
 
 def _tangent_like(t: Any, x: Any, name: str) -> Any:
-    """A jvp tangent for argument ``x``: an array where ``x`` is one, shaped like it."""
+    """A jvp tangent for argument ``x``: an array where ``x`` is one, shaped like it (for a
+    pytree argument, a pytree of the same structure)."""
+    if pytree.is_node(x):
+        return pytree.map_leaves(
+            lambda leaf, tleaf: _tangent_like(tleaf, leaf, name),
+            x,
+            t,
+            name=f"the tangent for {name!r}",
+        )
     if np.shape(t) != np.shape(x):
         raise ValueError(
             f"jvp: the tangent for {name!r} has shape {np.shape(t)} but the argument has shape "

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .pytree import paths
+
 
 @dataclass(frozen=True)
 class Backend:
@@ -45,7 +47,10 @@ def _is_cupy(value: Any) -> bool:
 
 
 def backend_of(args: list[Any], names: list[str]) -> Backend:
-    """The backend of a call's arguments; a clear error for numpy mixed with cupy."""
+    """The backend of a call's arguments (the leaves of pytree arguments too); a clear
+    error for numpy mixed with cupy."""
+    flat = [pair for n, a in zip(names, args) for pair in paths(a, n)]
+    names, args = [n for n, _ in flat], [a for _, a in flat]
     cupy_args = [n for n, a in zip(names, args) if _is_cupy(a)]
     if not cupy_args:
         return NUMPY

@@ -23,8 +23,9 @@ import ast
 import copy
 import dataclasses
 import inspect
+from typing import Any
 
-from .analyze import Facts, check_mode, makes_sequence
+from .analyze import TREE, Facts, check_mode, makes_sequence
 from .builder import Builder, add, assign, name
 from .normalize import Normalized
 from .rules import instantiate
@@ -53,9 +54,21 @@ def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) ->
         out_dot = builder.call("zeros_seq", copy.deepcopy(out))
     else:
         out_dot = builder.xp_call("zeros_like", copy.deepcopy(out))
-    body.append(ast.Return(value=ast.Tuple(elts=[copy.deepcopy(out), out_dot], ctx=ast.Load())))
+    value: ast.expr = copy.deepcopy(out)
+    if norm.aux is not None:  # has_aux: ((value, aux), tangent)
+        value = ast.Tuple(elts=[value, name(norm.aux)], ctx=ast.Load())
+    body.append(ast.Return(value=ast.Tuple(elts=[value, out_dot], ctx=ast.Load())))
     tangents = [builder.tangent(w) for w in wrt]
     return builder.function(f"jvp_{norm.tree.name}", params + tangents, body)
+
+
+def _rank_of(a: ast.expr, facts: Facts) -> Any:
+    """What a callee's analysis is told of an argument: its rank, or a pytree's structure."""
+    if isinstance(a, ast.Name) and isinstance(facts.trees.get(a.id), tuple):
+        return facts.trees[a.id]
+    if isinstance(a, ast.Name) and a.id in facts.sequences:
+        return TREE
+    return facts.shape(a).rank
 
 
 def _may_be_sequence(v: str, facts: Facts) -> bool:
@@ -120,7 +133,7 @@ def call_signature(op, facts: Facts) -> tuple[tuple[str, ...], tuple, list[ast.N
         for p, a in zip(params, op.call_args)
         if isinstance(a, ast.Name) and a.id in facts.active
     ]
-    ranks = tuple(facts.shape(a).rank for a in op.call_args)
+    ranks = tuple(_rank_of(a, facts) for a in op.call_args)
     return tuple(p for p, _ in active), ranks, [a for _, a in active]
 
 

@@ -112,9 +112,11 @@ class Normalized:
     temps: set[str]  # names of the temporaries normalize made
     aux: str | None = None  # has_aux: the name holding the auxiliary output
 
-    def split_aux(self) -> None:
+    def split_aux(self, keep: int = 0, drop: bool = False) -> None:
         """For ``has_aux``: every ``out = (value, aux)`` defining the returned name becomes
-        ``out = value`` and ``out_aux = aux``; the derivative is of ``value`` alone."""
+        ``out = value`` and ``out_aux = aux``; the derivative is of ``value`` alone.
+        ``keep=1`` keeps the second element instead, and ``drop`` leaves the other out
+        (grad of a jvp: the tangent alone)."""
         ret = self.tree.body[-1]
         assert isinstance(ret, ast.Return) and isinstance(ret.value, ast.Name)
         out = ret.value.id
@@ -138,16 +140,17 @@ class Normalized:
                             "`return value, aux`; return a tuple of two here.",
                         )
                     first = ast.Assign(
-                        targets=[ast.Name(id=out, ctx=ast.Store())], value=value.elts[0]
+                        targets=[ast.Name(id=out, ctx=ast.Store())], value=value.elts[keep]
                     )
                     second = ast.Assign(
-                        targets=[ast.Name(id=aux, ctx=ast.Store())], value=value.elts[1]
+                        targets=[ast.Name(id=aux, ctx=ast.Store())], value=value.elts[1 - keep]
                     )
-                    for new in (first, second):
+                    news = [first] if drop else [first, second]
+                    for new in news:
                         ast.copy_location(new, stmt)
                         if stmt in self.origin:
                             self.origin[new] = self.origin[stmt]
-                    block[block.index(stmt) : block.index(stmt) + 1] = [first, second]
+                    block[block.index(stmt) : block.index(stmt) + 1] = news
                     found = True
                 for field in ("body", "orelse"):
                     inner = getattr(stmt, field, None)
@@ -161,7 +164,7 @@ class Normalized:
                 self.origin.get(ret, ret),
                 "has_aux=True needs the function to return a pair `return value, aux`.",
             )
-        self.aux = aux
+        self.aux = None if drop else aux
 
     def origin_text(self, stmt: ast.stmt) -> str:
         """The user's source text of the statement ``stmt`` came from."""

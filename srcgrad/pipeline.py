@@ -125,7 +125,7 @@ class Program:
             names = self.names[(func, kind, wrt, ranks)]
             ranks_by_name = dict(zip([a.arg for a in norm.tree.args.args], ranks))
             _count("analyze")
-            facts = analyze(norm, list(wrt), ranks_by_name)
+            facts = analyze(norm, list(wrt), ranks_by_name, mode="jvp" if kind == "jvp" else "vjp")
             builder = self.builder(norm, facts)
             _count("transform")
             if kind == "jvp":
@@ -242,7 +242,7 @@ def derive(
     assert kind in KINDS, kind
     ranks = ranks or {}
     _count("analyze")
-    facts = analyze(norm, wrt, ranks)
+    facts = analyze(norm, wrt, ranks, mode="jvp" if kind == "jvp" else "vjp")
     if trace is not None:
         trace["analyze"] = _describe(facts)
     if kind != "vjp" and kind != "jvp" and facts.shape(facts.returned).rank not in (0, None):

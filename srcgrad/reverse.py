@@ -483,6 +483,15 @@ class _Reverse:
         """``v_bar = v_bar + contribution`` (element by element for a list)."""
         target = self.builder.adjoint(v)
         if v in self.facts.sequences:
+            c = contribution
+            if (  # one element's adjoint: added to that element alone
+                isinstance(c, ast.Call)
+                and isinstance(c.func, ast.Name)
+                and c.func.id == self.builder.helpers["index_adjoint"]
+            ):
+                return assign(
+                    target, self.builder.call("add_at", name(target), c.args[2], c.args[0])
+                )
             return assign(target, self.builder.call("add_seq", name(target), contribution))
         return assign(target, add(name(target), contribution))
 

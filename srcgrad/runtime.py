@@ -106,19 +106,35 @@ def zero_adjoint(x):
     """A zero adjoint (or tangent) for ``x``, or None where ``x`` was never given a value."""
     if x is None:
         return None
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple, dict)):
         return zeros_seq(x)
     return np.zeros_like(x)
 
 
 def zeros_seq(xs):
-    """A zero adjoint for a list or tuple: one zero array per element."""
-    return [np.zeros_like(x) for x in xs]
+    """A zero adjoint for a list, tuple or dict: zeros of the same structure (a list
+    for a tuple), nested containers included."""
+    if isinstance(xs, dict):
+        return {k: zero_adjoint(x) for k, x in xs.items()}
+    return [zero_adjoint(x) for x in xs]
 
 
 def add_seq(a, b):
-    """Adjoints of a list or tuple, added element by element."""
-    return [x + y for x, y in zip(a, b)]
+    """Adjoints of a list, tuple or dict, added element by element (nested too)."""
+    if isinstance(a, dict):
+        return {
+            k: add_seq(x, b[k]) if isinstance(x, (list, tuple, dict)) else x + b[k]
+            for k, x in a.items()
+        }
+    return [add_seq(x, y) if isinstance(x, (list, tuple, dict)) else x + y for x, y in zip(a, b)]
+
+
+def add_at(xs, index, g):
+    """The adjoint ``xs`` of a list, tuple or dict with ``g`` added to element ``index``:
+    a new container sharing the other elements (no zeros made for them)."""
+    out = dict(xs) if isinstance(xs, dict) else list(xs)
+    out[index] = add_seq(out[index], g) if isinstance(g, (list, tuple, dict)) else out[index] + g
+    return out
 
 
 def unstack(g, axis):
@@ -139,8 +155,9 @@ def spread(g, xs):
 
 
 def index_adjoint(g, x, index):
-    """Adjoint of ``x[index]`` for a basic index: ``g`` placed in zeros shaped like ``x``."""
-    if isinstance(x, (list, tuple)):
+    """Adjoint of ``x[index]`` for a basic index: ``g`` placed in zeros shaped like ``x``
+    (in a structure of zeros for a list, tuple or dict)."""
+    if isinstance(x, (list, tuple, dict)):
         out = zeros_seq(x)
         out[index] = g
         return out
@@ -200,7 +217,10 @@ def check_scalar(value):
 
 
 def index_adjoint_add(g, x, index):
-    """Adjoint of ``x[index]`` for any index: repeated positions add up."""
+    """Adjoint of ``x[index]`` for any index: repeated positions add up (a key of a
+    list, tuple or dict: ``g`` in a structure of zeros)."""
+    if isinstance(x, (list, tuple, dict)):
+        return index_adjoint(g, x, index)
     out = np.zeros_like(x)
     np.add.at(out, index, g)
     return out

@@ -178,3 +178,38 @@ def test_a_derivative_of_a_derivative_defines_its_helpers_once():
     d2(np.ones(4), 1.0, np.ones(4))
     assert "closure value" not in d2.source  # the helpers are defined, not passed in
     assert d2.source.count("def cumprod_vjp(") <= 1
+
+
+# -- reverse mode over forward-mode code: grad of a jvp -----------------------------------------
+@pytest.mark.parametrize("func, args, k", list(_cases())[::4])
+def test_grad_of_jvp_is_a_hessian_vector_product_on_the_corpus(func, args, k):
+    # reverse mode over the generated forward-mode code: the gradient of <grad f(x), v>
+    rng = np.random.default_rng(1)
+    x = args[k]
+    v = rng.standard_normal(np.shape(x))
+    v = float(v) if isinstance(x, float) else np.asarray(v, dtype=np.result_type(x))
+    product = srcgrad.grad(srcgrad.jvp(func, wrt=k), wrt=k)(*args, v)
+    single = np.result_type(x) == np.float32
+    expected = srcgrad.hvp(func, wrt=k)(*args, v)
+    tol = 1e-4 if single else 1e-9
+    np.testing.assert_allclose(product, expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("x", [0.7, -1.3])
+def test_compositions_with_jvp(x):
+    d2 = 6 * x - np.sin(x)
+    assert srcgrad.grad(srcgrad.jvp(cubic_plus_sin))(x, 1.0) == pytest.approx(d2)
+    value, g = srcgrad.value_and_grad(srcgrad.jvp(cubic_plus_sin))(x, 2.0)
+    assert value == pytest.approx(2 * (3 * x**2 + np.cos(x)))
+    assert g == pytest.approx(2 * d2)
+    (value, tangent), (dt, ddt) = srcgrad.jvp(srcgrad.jvp(cubic_plus_sin))(x, 1.0, 1.0)
+    assert ddt == pytest.approx(d2)
+    third = srcgrad.grad(srcgrad.grad(srcgrad.jvp(cubic_plus_sin)))(x, 1.0)
+    assert third == pytest.approx(6 - np.cos(x))
+
+
+def test_grad_of_jvp_reads_as_the_adjoint_of_the_tangent_code():
+    d = srcgrad.grad(srcgrad.jvp(loop_power))
+    assert d(0.5, 1.0) == pytest.approx(12 * 0.25)
+    assert "def grad_jvp_loop_power(x, x_dot)" in d.source
+    assert "# grad of: y_dot = " in d.source

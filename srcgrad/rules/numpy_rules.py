@@ -341,7 +341,7 @@ def _getitem_vjp(ctx: Context) -> ast.expr:
         isinstance(p, ast.Slice)
         or (
             isinstance(p, ast.Constant)
-            and (p.value is None or p.value is Ellipsis or isinstance(p.value, int))
+            and (p.value is None or p.value is Ellipsis or isinstance(p.value, (int, str)))
         )
         or (isinstance(p, ast.Name) and ctx.ranks.get(f"index:{p.id}") == 0)
         for p in parts

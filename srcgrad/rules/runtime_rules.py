@@ -68,6 +68,15 @@ register(
         combine="add_seq",
     ),
 )
+register(  # additive: the container's tangent, plus the element's in its place
+    ("helper", "add_at"),
+    Rule(
+        name="srcgrad's add_at",
+        params=("xs", "index", "d"),
+        jvp={"xs": "g", "d": "index_adjoint(g, xs, index)"},
+        combine="add_seq",
+    ),
+)
 helper("unstack", ("d", "axis"), ("d",))
 helper("split_like", ("d", "xs", "axis"), ("d",))
 helper("spread", ("d", "xs"), ("d",))

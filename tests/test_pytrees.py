@@ -1,0 +1,196 @@
+"""Pytrees: wrt arguments that are (nested) dicts, lists and tuples of arrays and floats.
+
+Each gradient of a pytree is compared with the gradient of the same function written
+over the flattened leaves (itself checked against finite differences), in both modes,
+on hypothesis-drawn layer counts, sizes and values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import srcgrad
+from srcgrad.testing import check_grads
+
+
+# -- functions of pytrees, and the same functions of their leaves -------------------------------
+def mlp(layers, x):
+    h = x
+    for layer in layers:
+        h = np.tanh(h @ layer["W"] + layer["b"])
+    return np.sum(h * h)
+
+
+def mlp_flat1(w1, b1, x):
+    return np.sum(np.tanh(x @ w1 + b1) ** 2)
+
+
+def mlp_flat2(w1, b1, w2, b2, x):
+    h = np.tanh(x @ w1 + b1)
+    return np.sum(np.tanh(h @ w2 + b2) ** 2)
+
+
+def mlp_flat3(w1, b1, w2, b2, w3, b3, x):
+    h = np.tanh(x @ w1 + b1)
+    h = np.tanh(h @ w2 + b2)
+    return np.sum(np.tanh(h @ w3 + b3) ** 2)
+
+
+def flat_gradient(layers, x):
+    leaves = flat(layers)
+    mlp_flat = [mlp_flat1, mlp_flat2, mlp_flat3][len(layers) - 1]
+    return srcgrad.grad(mlp_flat, wrt=tuple(range(len(leaves))))(*leaves, x)
+
+
+def affine(p, x):
+    return x @ p["W"] + p["b"]
+
+
+def mlp_with_helper(params, x):
+    h = np.tanh(affine(params["hidden"], x))
+    return np.sum(affine(params["out"], h) ** 2) * params["scale"]
+
+
+def indexed(ws, x):
+    w0, w1 = ws
+    return np.sum(np.sin(x @ w0) @ ws[1] + w1[0])
+
+
+def loss_and_logits(params, x):
+    logits = x @ params["W"]
+    return np.sum(logits**2), logits
+
+
+layer_sizes = st.lists(st.integers(1, 4), min_size=2, max_size=4)
+
+
+def make_layers(sizes, rng):
+    return [
+        {"W": rng.standard_normal((m, n)), "b": rng.standard_normal(n)}
+        for m, n in zip(sizes[:-1], sizes[1:])
+    ]
+
+
+def flat(layers):
+    return [leaf for layer in layers for leaf in (layer["W"], layer["b"])]
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@given(sizes=layer_sizes, seed=st.integers(0, 2**16))
+def test_list_of_dicts_matches_flattened_gradient(mode, sizes, seed):
+    rng = np.random.default_rng(seed)
+    layers = make_layers(sizes, rng)
+    x = rng.standard_normal((2, sizes[0]))
+    grads = srcgrad.grad(mlp, mode=mode)(layers, x)
+    expected = flat_gradient(layers, x)
+    assert isinstance(grads, list) and len(grads) == len(layers)
+    for g, layer in zip(grads, layers):
+        assert isinstance(g, dict) and list(g) == ["W", "b"]
+        assert g["W"].shape == layer["W"].shape and g["b"].shape == layer["b"].shape
+    np.testing.assert_allclose(
+        np.concatenate([np.ravel(v) for v in flat(grads)]),
+        np.concatenate([np.ravel(v) for v in expected]),
+        rtol=1e-10,
+    )
+
+
+def test_flattened_reference_is_right():
+    rng = np.random.default_rng(0)
+    leaves = flat(make_layers([3, 2, 2], rng))
+    check_grads(mlp_flat2, (*leaves, rng.standard_normal((2, 3))), wrt=tuple(range(4)))
+
+
+def test_a_leaf_of_a_pytree_against_finite_differences():
+    rng = np.random.default_rng(1)
+    params = {
+        "hidden": {"W": rng.standard_normal((3, 4)), "b": rng.standard_normal(4)},
+        "out": {"W": rng.standard_normal((4, 2)), "b": rng.standard_normal(2)},
+        "scale": 0.7,
+    }
+    x = rng.standard_normal((5, 3))
+    for mode in ("reverse", "forward"):
+        g = srcgrad.grad(mlp_with_helper, mode=mode)(params, x)
+        assert isinstance(g["scale"], float)
+        eps = 1e-6
+        for path in (("hidden", "W"), ("out", "b")):
+            leaf = params[path[0]][path[1]]
+            numeric = np.zeros_like(leaf)
+            for index in np.ndindex(leaf.shape):
+                for sign in (1, -1):
+                    leaf[index] += sign * eps
+                    numeric[index] += sign * mlp_with_helper(params, x) / (2 * eps)
+                    leaf[index] -= sign * eps
+            np.testing.assert_allclose(g[path[0]][path[1]], numeric, rtol=1e-6, atol=1e-8)
+        up = dict(params, scale=0.7 + eps)
+        down = dict(params, scale=0.7 - eps)
+        numeric = (mlp_with_helper(up, x) - mlp_with_helper(down, x)) / (2 * eps)
+        assert g["scale"] == pytest.approx(numeric, rel=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_tuples_unpacked_and_indexed(mode):
+    rng = np.random.default_rng(2)
+    ws = (rng.standard_normal((3, 3)), rng.standard_normal((3, 2)))
+    x = rng.standard_normal((4, 3))
+    g = srcgrad.grad(indexed, mode=mode)(ws, x)
+    assert isinstance(g, tuple) and len(g) == 2
+
+    def flat_indexed(w0, w1, x):
+        return np.sum(np.sin(x @ w0) @ w1 + w1[0])
+
+    expected = srcgrad.grad(flat_indexed, wrt=(0, 1))(*ws, x)
+    for a, b in zip(g, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_jvp_and_vjp_take_pytree_tangents_and_give_pytree_adjoints():
+    rng = np.random.default_rng(3)
+    layers = make_layers([3, 2], rng)
+    x = rng.standard_normal((2, 3))
+    tangent = [{"W": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}]
+    value, dot = srcgrad.jvp(mlp)(layers, x, tangent)
+    grads = srcgrad.vjp(mlp)(layers, x, 1.0)
+    assert value == pytest.approx(mlp(layers, x))
+    inner = sum(np.sum(g * t) for g, t in zip(flat(grads), flat(tangent)))
+    assert dot == pytest.approx(inner)
+
+
+def test_a_tangent_of_another_structure_is_a_clear_error():
+    layers = make_layers([3, 2], np.random.default_rng(4))
+    x = np.ones((2, 3))
+    with pytest.raises(ValueError, match=r"structure of the argument \(a dict with keys"):
+        srcgrad.jvp(mlp)(layers, x, [{"W": np.ones((3, 2))}])
+
+
+def test_non_float_leaves_are_a_clear_error():
+    with pytest.raises(TypeError, match=r"layers\[0\]\['b'\]\": it is an integer"):
+        srcgrad.grad(mlp)([{"W": np.ones((2, 2)), "b": 1}], np.ones(2))
+
+
+def test_has_aux_with_a_pytree():
+    params = {"W": np.array([[1.0, 2.0], [0.5, -1.0]])}
+    x = np.array([[1.0, -1.0]])
+    g, logits = srcgrad.grad(loss_and_logits, has_aux=True)(params, x)
+    np.testing.assert_allclose(g["W"], 2 * x.T @ (x @ params["W"]))
+    np.testing.assert_allclose(logits, x @ params["W"])
+
+
+def test_a_new_structure_gets_code_of_its_own():
+    rng = np.random.default_rng(5)
+    d = srcgrad.grad(mlp)
+    x = rng.standard_normal((2, 3))
+    for sizes in ([3, 2], [3, 4, 2], [3, 2]):
+        layers = make_layers(sizes, rng)
+        expected = flat_gradient(layers, x)
+        np.testing.assert_allclose(flat(d(layers, x))[0], expected[0])
+
+
+def test_generated_code_reads_the_pytree_as_the_user_wrote_it():
+    layers = make_layers([3, 2], np.random.default_rng(6))
+    d = srcgrad.grad(mlp)
+    d(layers, np.ones((2, 3)))
+    assert "layer['W']" in d.source
+    assert "layers_bar" in d.source
