@@ -277,11 +277,16 @@ class Derivative:
                         tree, [basis if i == j else None for i in range(len(flat))]
                     )
                     value, dout = derived.function(*values, *tangents)
-                    if np.ndim(dout) != 0:
+                    if pytree.is_node(dout) or np.ndim(dout) != 0:
+                        what = (
+                            f"a {type(dout).__name__}"
+                            if pytree.is_node(dout)
+                            else f"an array of shape {np.shape(dout)}"
+                        )
                         raise ValueError(
                             f"grad requires {self.__name__!r} to return a scalar, but it returned "
-                            f"an array of shape {np.shape(dout)}; use srcgrad.vjp or "
-                            "srcgrad.jacobian"
+                            f"{what}; use srcgrad.vjp or srcgrad.jacobian (srcgrad.hvp for the "
+                            "Hessian of a function of a pytree)"
                         )
                     grad[index] = float(dout)  # a host number, whatever the backend
                 leaf_grads.append(_like(grad, v))
@@ -552,6 +557,13 @@ class Jacobian:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         inner = self._inner
         values = inner._bind(args, kwargs)
+        for w in inner.wrt:
+            if pytree.is_node(values[inner._params.index(w)]):
+                raise TypeError(
+                    f"jacobian and hessian take arrays and floats as wrt arguments; {w!r} is a "
+                    f"{type(values[inner._params.index(w)]).__name__}. Use srcgrad.vjp, jvp or "
+                    "hvp, which take pytrees, or pass its leaves as separate arguments"
+                )
         out = self.__wrapped__(*values)
         rows = self._rows(values, out) if self.mode == "reverse" else self._columns(values, out)
         return tuple(rows) if inner._wrt_tuple else rows[0]

@@ -194,3 +194,22 @@ def test_generated_code_reads_the_pytree_as_the_user_wrote_it():
     d(layers, np.ones((2, 3)))
     assert "layer['W']" in d.source
     assert "layers_bar" in d.source
+
+
+def test_hvp_takes_pytrees_and_jacobian_says_it_does_not():
+    params = {"W": np.array([[0.3, -0.2], [0.1, 0.4]])}
+    x = np.array([[1.0, 0.5], [-0.5, 2.0]])
+    v = {"W": np.array([[1.0, 0.0], [0.5, -1.0]])}
+    product = srcgrad.hvp(loss_and_logits_first)(params, x, v)
+
+    def flat_loss(w, x):
+        return np.sum((x @ w) ** 2)
+
+    expected = srcgrad.hvp(flat_loss)(params["W"], x, v["W"])
+    np.testing.assert_allclose(product["W"], expected)
+    with pytest.raises(TypeError, match="jacobian and hessian take arrays"):
+        srcgrad.hessian(loss_and_logits_first)(params, x)
+
+
+def loss_and_logits_first(params, x):
+    return np.sum((x @ params["W"]) ** 2)
