@@ -41,7 +41,13 @@ def optimize(
     body = list(func.body)
     for _ in range(100):
         changed = False
-        for step in (fold_first_accumulation, propagate_copies, simplify, eliminate_dead_code):
+        for step in (
+            fold_first_accumulation,
+            propagate_copies,
+            drop_self_assignments,
+            simplify,
+            eliminate_dead_code,
+        ):
             body, did = step(body, params)
             changed = changed or did
         if not changed:
@@ -126,7 +132,9 @@ class _Replace(ast.NodeTransformer):
 
 
 def _is_zeros_like(value: ast.expr) -> bool:
-    """``np.zeros_like(x)`` or ``zeros_seq(xs)``: an adjoint's zero start."""
+    """``np.zeros_like(x)``, ``zeros_seq(xs)`` or ``0.0``: an adjoint's zero start."""
+    if isinstance(value, ast.Constant) and type(value.value) is float and value.value == 0.0:
+        return True
     if not isinstance(value, ast.Call) or len(value.args) != 1 or value.keywords:
         return False
     func = value.func
@@ -247,6 +255,13 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
                     del block[i]
                     return body, True
                 new = value
+            elif isinstance(value, ast.Name) and (k := _last_equal(rest, a, value.id)) is not None:
+                # b changes later, but every read of a comes while b still equals a
+                b = value.id
+                replace = _Replace(a, ast.Name(id=b, ctx=ast.Load()))
+                block[i + 1 : i + 2 + k] = [replace.visit(s) for s in rest[: k + 1]]
+                del block[i]
+                return body, True
             else:
                 continue
             replace = _Replace(a, new)
@@ -254,6 +269,22 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
             del block[i]
             return body, True
     return body, False
+
+
+def _last_equal(rest: list[ast.stmt], a: str, b: str) -> int | None:
+    """After ``a = b``: the index in ``rest`` of the statement that first gives ``b`` a value
+    other than ``a``'s, if every read of ``a`` comes no later than that statement's own
+    right-hand side (``b = a`` keeps them equal)."""
+    for k, s in enumerate(rest):
+        if isinstance(s, ast.Assign) and target(s) == b:
+            if isinstance(s.value, ast.Name) and s.value.id == a:
+                continue  # b = a: still equal
+            if any(a in reads(t) for t in rest[k + 1 :]) or a in writes(s):
+                return None
+            return k
+        if b in writes(s) or a in writes(s):
+            return None  # a compound statement, or a written again
+    return None
 
 
 _FOLD = {
@@ -369,6 +400,20 @@ def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bo
             block[k] = new
             changed = changed or simplifier.changed
     return body, changed
+
+
+def drop_self_assignments(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+    """``v = v`` does nothing."""
+    for block in blocks(body):
+        for i, stmt in enumerate(block):
+            if (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.value, ast.Name)
+                and target(stmt) == stmt.value.id
+            ):
+                del block[i]
+                return body, True
+    return body, False
 
 
 def eliminate_dead_code(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:

@@ -165,6 +165,7 @@ class _Reverse:
         self.last_origin: ast.stmt | None = None
         self._scopes()
         self.remat = self._rematerializable()
+        self.invariant = self._invariant()
         # names whose shapes unbroadcast and full_like may read instead of temporaries
         self.named = self.params + [
             n for n in facts.definitions if n not in norm.temps and n not in facts.loop_indices
@@ -305,6 +306,28 @@ class _Reverse:
                 out[v] = value
         return out
 
+    def _invariant(self) -> set[str]:
+        """Names defined once, inside a loop, by a primitive (a rule-backed operation)
+        of values no loop changes (``t = -k``): every trip computes the same value, so
+        the value the loop leaves is the one each adjoint trip needs, and nothing is
+        recorded."""
+        defs = self.facts.definitions
+
+        def stable(n: str) -> bool:
+            return n not in self.facts.loop_indices and all(d == 0 for _, d in defs.get(n, []))
+
+        out: set[str] = set()
+        for v, v_defs in defs.items():
+            if len(v_defs) != 1 or v_defs[0][1] == 0 or not isinstance(v_defs[0][0], ast.Assign):
+                continue
+            stmt = v_defs[0][0]
+            op = self.facts.ops.get(stmt)
+            if op is None or op.rule is None or op.key == "setitem" or op.ctx is None:
+                continue
+            if all(stable(n) and len(defs.get(n, [])) <= 1 for n in _loads([stmt.value])):
+                out.add(v)
+        return out
+
     def _pushes(self) -> set[int]:
         """The assignments that must push the value they overwrite: those to a
         name the adjoint reads that may already hold a value there. A name
@@ -316,7 +339,12 @@ class _Reverse:
             for stmt in block:
                 if isinstance(stmt, ast.Assign):
                     v = assigned_name(stmt)
-                    if v in self.needed and v in maybe and v not in self.facts.loop_indices:
+                    if (
+                        v in self.needed
+                        and v in maybe
+                        and v not in self.facts.loop_indices
+                        and v not in self.invariant
+                    ):
                         pushed.add(id(stmt))
                         if v not in sure:
                             preset.add(v)
@@ -477,6 +505,8 @@ class _Reverse:
             return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", name(v)))
         if v in self.facts.sequences:
             return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", name(v)))
+        if self.facts.shape(name(v)).rank == 0:  # a scalar: a Python zero, cheap to add to
+            return assign(self.builder.adjoint(v), ast.Constant(0.0))
         return assign(self.builder.adjoint(v), self.builder.xp_call("zeros_like", name(v)))
 
     def _accumulate(self, v: str, contribution: ast.expr) -> ast.stmt:
