@@ -359,6 +359,9 @@ def _check_fresh(norm: Normalized, facts: Facts, op: Op) -> None:
             (other.rule is not None and other.rule.elementwise and other.key != "copy")
             or other.key == ("method", "copy")
             or any(other.callee is f for f in _FRESH_CALLS)
+            # generated code differentiated again: adjoints of indexing are new arrays
+            or getattr(other.callee, "__srcgrad_helper__", None)
+            in ("index_adjoint", "index_adjoint_add")
         )
         if not fresh:
             problem = f"{y!r} may share memory with another array (it is `{ast.unparse(stmt)}`)"

@@ -31,11 +31,15 @@ from .builder import is_comment
 
 
 def optimize(
-    func: ast.FunctionDef, temporaries: set[str] = frozenset(), keep: set[str] = frozenset()
+    func: ast.FunctionDef,
+    temporaries: set[str] = frozenset(),
+    keep: set[str] = frozenset(),
+    helpers: dict[str, str] | None = None,
 ) -> ast.FunctionDef:
     """Run every pass until none changes anything, then inline ``temporaries``.
 
-    Names in ``keep`` (the user's variables) are never substituted away.
+    Names in ``keep`` (the user's variables) are never substituted away. ``helpers``:
+    the names the code calls srcgrad's runtime helpers by.
     """
     params = {a.arg for a in func.args.args} | set(keep)
     body = list(func.body)
@@ -54,8 +58,110 @@ def optimize(
             break
     body = inline_temporaries(body, set(temporaries))
     body, _ = simplify(body, params)
+    if helpers is not None:
+        body = accumulate_in_place(body, params, helpers)
     func.body = body
     return func
+
+
+def accumulate_in_place(
+    body: list[ast.stmt], params: set[str], helpers: dict[str, str]
+) -> list[ast.stmt]:
+    """``v = v + index_adjoint(g, x, i)`` is ``v[i] += g`` where no one else can see ``v``'s
+    array: every value ``v`` is given is a new array (zeros, an index adjoint, a sum), and
+    ``v`` is read only by such accumulations and by ``return``.
+
+    Before::                                        After::
+
+        x_bar = index_adjoint(a_bar, x, slice(1, None))     x_bar = index_adjoint(...)
+        x_bar = x_bar + index_adjoint(b_bar, x, 0)          x_bar[0] += b_bar
+    """
+    index_adjoint = helpers.get("index_adjoint")
+    fresh = {helpers.get(h) for h in ("index_adjoint", "index_adjoint_add")}
+
+    def call_of(value: ast.expr, names: set[str | None]) -> ast.Call | None:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            if value.func.id in names and len(value.args) == 3 and not value.keywords:
+                return value
+        return None
+
+    def accumulation(stmt: ast.stmt) -> tuple[str, ast.Call] | None:
+        v = target(stmt)
+        value = getattr(stmt, "value", None)
+        if (
+            v is not None
+            and isinstance(value, ast.BinOp)
+            and isinstance(value.op, ast.Add)
+            and isinstance(value.left, ast.Name)
+            and value.left.id == v
+            and (call := call_of(value.right, {index_adjoint})) is not None
+            and v not in reads(value.right)
+        ):
+            return v, call
+        return None
+
+    statements = list(_statements(body))
+    candidates = {a[0] for s in statements if (a := accumulation(s)) is not None} - params
+    for s in statements:
+        if isinstance(s, ast.Return):
+            continue
+        found = accumulation(s)
+        for v in list(candidates):
+            if found is not None and found[0] == v:
+                continue
+            if v in own_reads(s):
+                candidates.discard(v)
+            elif v in own_writes(s):
+                value = getattr(s, "value", None)
+                made = call_of(value, fresh) is not None or _is_zeros_like(value)
+                if not (isinstance(s, ast.Assign) and made):
+                    candidates.discard(v)
+    if not candidates:
+        return body
+
+    def rewrite(block: list[ast.stmt]) -> list[ast.stmt]:
+        out = []
+        for s in block:
+            found = accumulation(s)
+            if found is not None and found[0] in candidates:
+                v, call = found
+                where = ast.Subscript(
+                    value=ast.Name(id=v, ctx=ast.Load()),
+                    slice=_as_index(call.args[2]),
+                    ctx=ast.Store(),
+                )
+                out.append(
+                    ast.copy_location(
+                        ast.AugAssign(target=where, op=ast.Add(), value=call.args[0]), s
+                    )
+                )
+                continue
+            for field in ("body", "orelse"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    setattr(s, field, rewrite(inner))
+            out.append(s)
+        return out
+
+    return rewrite(body)
+
+
+def _as_index(value: ast.expr) -> ast.expr:
+    """An index value as subscript syntax: ``slice(1, None)`` becomes ``1:``."""
+    if isinstance(value, ast.Tuple):
+        return ast.Tuple(elts=[_as_index(e) for e in value.elts], ctx=ast.Load())
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "slice"
+        and 1 <= len(value.args) <= 3
+        and not value.keywords
+    ):
+        args = [None if isinstance(a, ast.Constant) and a.value is None else a for a in value.args]
+        if len(args) == 1:
+            return ast.Slice(lower=None, upper=args[0], step=None)
+        return ast.Slice(*(args + [None] * (3 - len(args))))
+    return value
 
 
 # -- helpers -----------------------------------------------------------------------------
