@@ -675,18 +675,75 @@ class _Reverse:
                 contribution = instantiate(op.rule.vjp[param], ctx)
                 if op.rule.elementwise and facts.shape(atom).key != facts.op_shapes[id(stmt)].key:
                     shape = self.shapes.get((id(stmt), atom.id))
+                    if shape is None and atom.id in self.norm.temps:  # its operands' shapes
+                        deep = self._shape_of(atom.id, stmt, depth=0, deep=True)
+                        if deep is not None and ast.dump(deep) != ast.dump(
+                            builder.xp_call("shape", name(atom.id))
+                        ):
+                            shape = deep
                     if shape is not None:
                         contribution = builder.call("unbroadcast_to", contribution, shape)
                     else:
                         contribution = builder.call("unbroadcast", contribution, name(atom.id))
                         self.shape_reads.append((stmt, atom.id))
                 contribution = builder.with_witnesses(contribution, self._witnesses(stmt))
+                contribution = self._shape_only_seed(contribution, stmt)
                 out.append(self._accumulate(atom.id, contribution))
         if id(stmt) in self.pushed:
             out.append(assign(v, self._restored(stmt)))
         if v in self.active and v not in self.simple:
             out.append(self._zero(v))  # the older value's adjoint starts at zero
         return out
+
+    def _shape_only_seed(self, expr: ast.expr, stmt: ast.Assign) -> ast.expr:
+        """``np.full_like(t, g)`` (and ``np.size(t)``) read only the shape and dtype of a
+        temporary: where that shape can be computed from operands the adjoint has anyway,
+        read it off them, so the primal need not compute ``t`` (the value of
+        ``np.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + ...)`` is never needed for its
+        gradient). The dtype comes from an active operand, as for other witnesses."""
+        builder = self.builder
+        for node in ast.walk(expr):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "full_like"
+                and len(node.args) == 2
+                and not node.keywords
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in self.norm.temps
+            ):
+                continue
+            u = node.args[0].id
+            shape = self._shape_of(u, stmt, depth=0, deep=True)
+            if shape is None:
+                continue
+            leaves = [
+                n.args[0].id
+                for n in ast.walk(shape)
+                if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "shape"
+                and isinstance(n.args[0], ast.Name)
+            ]
+            active = [n for n in leaves if n in self.facts.active]
+            if not active:
+                continue
+            node.args[0] = name(active[0])
+            node.keywords = [ast.keyword(arg="shape", value=shape)]
+            for other in ast.walk(expr):  # np.size(t): the product of that shape
+                if (
+                    isinstance(other, ast.Call)
+                    and isinstance(other.func, ast.Attribute)
+                    and other.func.attr == "size"
+                    and len(other.args) == 1
+                    and isinstance(other.args[0], ast.Name)
+                    and other.args[0].id == u
+                ):
+                    other.func = ast.Attribute(
+                        value=name(builder.math), attr="prod", ctx=ast.Load()
+                    )
+                    other.args = [copy.deepcopy(shape)]
+        return expr
 
     # -- shapes without recording values ------------------------------------------------
     def _resolve_shape_reads(self) -> None:
@@ -722,8 +779,10 @@ class _Reverse:
         # value only, before `since`, outside loops
         return len(defs) == 1 and defs[0][1] == 0 and self.position[id(defs[0][0])] < start
 
-    def _shape_of(self, u: str, at: ast.Assign, depth: int) -> ast.expr | None:
-        """An expression for the shape ``u`` had, valid where ``at``'s adjoint runs."""
+    def _shape_of(self, u: str, at: ast.Assign, depth: int, deep: bool = False) -> ast.expr | None:
+        """An expression for the shape ``u`` had, valid where ``at``'s adjoint runs.
+        ``deep``: read the shapes of temporaries' operands rather than of the
+        temporaries, where it can (so the temporaries need not be computed)."""
         if depth > 3:
             return None
         defs = self.facts.definitions.get(u, [])
@@ -745,21 +804,45 @@ class _Reverse:
             elif isinstance(atom, ast.Name) and atom.id in self.remat:
                 shapes.append(self.builder.xp_call("shape", copy.deepcopy(self.remat[atom.id])))
             elif isinstance(atom, ast.Name) and self._unchanged(atom.id, definition, at):
-                shapes.append(self.builder.xp_call("shape", name(atom.id)))
+                inner = None
+                if deep and atom.id in self.norm.temps:
+                    inner = self._shape_of(atom.id, at, depth + 1, deep)
+                shapes.append(inner or self.builder.xp_call("shape", name(atom.id)))
             elif isinstance(atom, ast.Name):
-                inner = self._shape_of(atom.id, at, depth + 1)
+                inner = self._shape_of(atom.id, at, depth + 1, deep)
                 if inner is None:
                     return None
                 shapes.append(inner)
             else:
                 return None
         if op.rule.elementwise:
-            if len(shapes) == 1:
-                return shapes[0]
-            return self.builder.xp_call("broadcast_shapes", *shapes)
+            return self._broadcast(shapes)
         if op.key in _MATMULS:
             return self.builder.call("matmul_shape", *shapes)
         return None
+
+    def _broadcast(self, shapes: list[ast.expr]) -> ast.expr:
+        """``np.broadcast_shapes`` of ``shapes``, nested calls flattened, repeats and
+        ``()`` left out."""
+        flat: list[ast.expr] = []
+        for s in shapes:
+            if (
+                isinstance(s, ast.Call)
+                and isinstance(s.func, ast.Attribute)
+                and s.func.attr == "broadcast_shapes"
+            ):
+                flat.extend(s.args)
+            elif not (isinstance(s, ast.Tuple) and not s.elts):
+                flat.append(s)
+        unique: list[ast.expr] = []
+        for s in flat:
+            if all(ast.dump(s) != ast.dump(t) for t in unique):
+                unique.append(s)
+        if not unique:
+            return ast.Tuple(elts=[], ctx=ast.Load())
+        if len(unique) == 1:
+            return unique[0]
+        return self.builder.xp_call("broadcast_shapes", *unique)
 
     def _witnesses(self, stmt: ast.Assign) -> list[str]:
         """Names whose shape may stand in for another's at ``stmt``: their value

@@ -31,7 +31,15 @@ def unbroadcast_to(g, shape):
 
 
 def matmul_shape(a, b):
-    """The shape of ``x @ y`` for ``x`` of shape ``a`` and ``y`` of shape ``b``."""
+    """The shape of ``x @ y`` for ``x`` of shape ``a`` and ``y`` of shape ``b`` (a
+    ``ValueError`` where ``x @ y`` would raise one: the code computing the shape may
+    stand in for the product itself)."""
+    inner_a, inner_b = a[-1], b[0] if len(b) == 1 else b[-2]
+    if inner_a != inner_b:
+        raise ValueError(
+            f"matmul: the operands' shapes {tuple(a)} and {tuple(b)} do not match in their "
+            f"core dimension ({inner_a} is not {inner_b})"
+        )
     if len(b) == 1:
         return tuple(a[:-1])
     if len(a) == 1:

@@ -72,7 +72,11 @@ def used_twice(x):
 
 
 def mismatched(w, x):
-    return np.sum(x @ w)
+    return np.sum(np.tanh(x @ w))
+
+
+def mismatched_linear(w, x):
+    return np.sum(x @ w)  # its gradient needs the shape of x @ w, not its value
 
 
 def collide(x, y):
@@ -426,6 +430,11 @@ def test_reverse_source_is_straight_line():
 
 
 # -- emit: linecache -----------------------------------------------------------------------
+
+
+def test_shapes_computed_instead_of_values_still_check_them():
+    with pytest.raises(ValueError, match="do not match"):
+        srcgrad.grad(mismatched_linear)(np.ones(3), np.ones((2, 4)))
 
 
 def test_generated_lines_are_in_linecache_for_tracebacks():
