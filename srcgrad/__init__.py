@@ -31,6 +31,7 @@ from .api import (
 )
 from .custom import Primitive, primitive, stop_gradient
 from .errors import NoDerivativeError, SrcgradError, UnsupportedSyntaxError
+from .export import export
 
 __version__ = "0.1.0"
 
@@ -41,6 +42,7 @@ __all__ = [
     "NoDerivativeError",
     "SrcgradError",
     "UnsupportedSyntaxError",
+    "export",
     "grad",
     "hessian",
     "hvp",

@@ -4,18 +4,33 @@
 per line: its qualified name (``numpy.exp``, ``numpy.linalg.solve``,
 ``ndarray.sum``, ``math.sin``) and the modes it supports. ``--markdown``
 prints the same as the table in ``docs/rules.md``.
+
+``python -m srcgrad show path/to/file.py:func [--mode forward|reverse] [--wrt
+NAME ...] [--stages]`` prints the code srcgrad generates for ``func`` without
+calling it: the generic version, for arguments of any rank (a call generates
+code specialised to its arguments' ranks). It imports the file, as Python
+must to get at the function, so the file's top-level code runs (its ``if
+__name__ == "__main__":`` block does not). ``--stages`` prints the source
+after each stage of the pipeline (:func:`srcgrad.pipeline.stages`). Errors
+(no such file or function, a function srcgrad cannot differentiate) are one
+line on stderr and exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import importlib
+import importlib.util
+import inspect
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from . import display
 from .rules import RULES, SEQUENCE_RULES, Rule
 
 #: well-known second names of one numpy object, listed too
@@ -136,6 +151,195 @@ def markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+_SHOW_HELP = """\
+Print the code srcgrad generates for FUNC, without calling it.
+
+The code printed is the generic version, for arguments of any rank; a call
+with real arguments generates code specialised to their ranks, which may be
+shorter. To get at FUNC, this imports FILE as Python must: its top-level
+code runs (imports, definitions, anything else at module level), its
+`if __name__ == "__main__":` block does not. A FUNC decorated in the file
+(`@srcgrad.grad(wrt="w")`) is shown as decorated unless options override it.
+Output is syntax-highlighted when stdout is a terminal and pygments is
+installed.
+"""
+
+
+class _ShowError(Exception):
+    """A problem with ``show``'s target or options: one line on stderr, exit status 2."""
+
+
+def _load_module(spec_text: str) -> Any:
+    """Import ``path/to/file.py`` (its directory first on ``sys.path``, as ``python
+    file.py`` would have it) or a dotted module name."""
+    path = os.path.abspath(spec_text)
+    looks_like_path = spec_text.endswith(".py") or os.sep in spec_text or "/" in spec_text
+    if not os.path.exists(path):
+        if looks_like_path:
+            raise _ShowError(f"no such file: {spec_text}")
+        try:  # a module name, e.g. mypackage.losses
+            return importlib.import_module(spec_text)
+        except ModuleNotFoundError as exc:
+            if exc.name and spec_text.startswith(exc.name):
+                raise _ShowError(f"no such file or module: {spec_text}") from None
+            raise
+    if os.path.isdir(path):
+        raise _ShowError(f"{spec_text} is a directory; give a Python file: FILE.py:FUNCTION")
+    directory = os.path.dirname(path)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    name = os.path.splitext(os.path.basename(path))[0]
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        if os.path.abspath(getattr(loaded, "__file__", None) or "") == path:
+            return loaded
+        name = f"_srcgrad_show_{name}"  # another module already has the name
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise _ShowError(f"cannot import {spec_text}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _functions_of(module: Any) -> list[str]:
+    names = []
+    for name, value in vars(module).items():
+        func = display.primal_function(value)
+        if inspect.isfunction(func) and func.__module__ == module.__name__:
+            names.append(name)
+    return sorted(names)
+
+
+def _target(target: str) -> Any:
+    """The object ``FILE.py:FUNC`` names (a function, or a srcgrad derivative)."""
+    where, sep, qualname = target.rpartition(":")
+    if not sep or not where or not qualname:
+        raise _ShowError(f"expected FILE.py:FUNCTION, got {target!r}")
+    try:
+        module = _load_module(where)
+    except _ShowError:
+        raise
+    except SyntaxError as exc:
+        raise _ShowError(f"cannot import {where}: line {exc.lineno}: {exc.msg}") from None
+    except BaseException as exc:  # the user's module-level code failed
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise _ShowError(f"importing {where} failed: {_one_line(exc)}") from None
+    obj: Any = module
+    for part in qualname.split("."):
+        if not hasattr(obj, part):
+            defined = ", ".join(_functions_of(module)) or "none"
+            raise _ShowError(f"{where} has no function {qualname!r} (its functions: {defined})")
+        obj = getattr(obj, part)
+    if not inspect.isfunction(display.primal_function(obj)):
+        raise _ShowError(
+            f"{where}:{qualname} is a {type(obj).__name__}, not a Python function srcgrad "
+            "can differentiate"
+        )
+    return obj
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception as one line: its type, and its message with newlines folded."""
+    from .errors import SrcgradError
+
+    if isinstance(exc, SrcgradError) and exc.filename is not None:
+        where = exc.filename
+        if os.path.isabs(where) and not os.path.relpath(where).startswith(os.pardir):
+            where = os.path.relpath(where)
+        if exc.lineno:
+            where += f":{exc.lineno}"
+        message = " ".join(line.strip() for line in exc.message.splitlines())
+        code = f" (in `{exc.source_line.strip()}`)" if exc.source_line else ""
+        return f"{where}: {type(exc).__name__}: {message}{code}"
+    message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _derivative(obj: Any, args: argparse.Namespace) -> Any:
+    """The derivative to show: ``obj`` itself when the file decorated it and no option
+    overrides that, else a new one of the user's function."""
+    from .api import Derivative
+
+    overridden = args.mode is not None or args.wrt is not None or args.kind is not None
+    if isinstance(obj, Derivative) and not overridden:
+        return obj
+    if not isinstance(obj, Derivative) and hasattr(obj, "source") and not overridden:
+        return obj  # a Jacobian or Hessian-vector product made in the file
+    func = display.primal_function(obj)
+    wrt: Any = 0
+    if args.wrt is not None:
+        items = [int(w) if w.lstrip("-").isdigit() else w for w in args.wrt]
+        wrt = items[0] if len(items) == 1 else tuple(items)
+    kind = args.kind or "grad"
+    mode = args.mode or ("forward" if kind == "jvp" else "reverse")
+    if kind in ("jvp", "vjp") and mode != ("forward" if kind == "jvp" else "reverse"):
+        raise _ShowError(f"--kind {kind} is {'forward' if kind == 'jvp' else 'reverse'} mode only")
+    if kind in ("jvp", "vjp"):
+        return Derivative(func, kind, wrt)
+    return Derivative(func, kind, wrt, mode=mode)
+
+
+def _stages(derivative: Any) -> list[tuple[str, str]]:
+    """The source after each pipeline stage, for the generic version of ``derivative``."""
+    from . import pipeline
+    from .api import Derivative
+
+    if not isinstance(derivative, Derivative) or derivative._inner is not None:
+        raise _ShowError(
+            "--stages shows the stages of a derivative of a Python function (grad, "
+            f"value_and_grad, jvp or vjp), not of {derivative!r}"
+        )
+    kind = derivative._generated_kind
+    func = derivative.__wrapped__
+    if derivative.has_aux:  # as Derivative does it: the returned pair split first
+        trace: dict[str, str] = {}
+        norm = pipeline.front(func, trace)
+        norm.split_aux()
+        pipeline.derive(norm, kind, list(derivative.wrt), trace=trace)
+    else:
+        trace = pipeline.stages(func, kind, list(derivative.wrt))
+    return list(trace.items())
+
+
+def _show(args: argparse.Namespace) -> int:
+    from .errors import SrcgradError
+
+    try:
+        derivative = _derivative(_target(args.target), args)
+        if args.stages:
+            sections = _stages(derivative)
+        else:
+            sections = [("", derivative.source)]
+    except _ShowError as exc:
+        print(f"python -m srcgrad show: error: {exc}", file=sys.stderr)
+        return 2
+    except (SrcgradError, ValueError, TypeError) as exc:  # srcgrad cannot differentiate it
+        print(f"python -m srcgrad show: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    color = {"always": True, "never": False}.get(args.color)
+    if color is None:
+        color = display.use_color(sys.stdout)
+    color = color and display.have_pygments()
+    out = []
+    for stage, text in sections:
+        text = text if text.endswith("\n") else text + "\n"
+        if stage:
+            out.append(f"# ---- {stage} ----\n")
+        python = stage != "analyze"  # the analysis is a listing of facts, not code
+        out.append(display.highlight_terminal(text) if color and python else text)
+        if stage:
+            out.append("\n")
+    sys.stdout.write("".join(out))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m srcgrad", description="srcgrad: derivatives of numpy code, as source."
@@ -143,7 +347,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     rules = commands.add_parser("rules", help="list the functions srcgrad differentiates")
     rules.add_argument("--markdown", action="store_true", help="print docs/rules.md's table")
+    show = commands.add_parser(
+        "show",
+        help="print the code srcgrad generates for a function (imports its file, does not call it)",
+        description=_SHOW_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    show.add_argument(
+        "target",
+        metavar="FILE.py:FUNC",
+        help="the file (or a dotted module name) and the function in it, e.g. model.py:loss",
+    )
+    show.add_argument(
+        "--mode",
+        choices=("forward", "reverse"),
+        help="forward-mode (jvp) or reverse-mode (adjoint) code; default reverse",
+    )
+    show.add_argument(
+        "--wrt",
+        nargs="+",
+        metavar="NAME",
+        help="the parameters to differentiate with respect to, by name or index; default the first",
+    )
+    show.add_argument(
+        "--kind",
+        choices=("grad", "value_and_grad", "jvp", "vjp"),
+        help="the transformation; default grad (vjp and jvp for array outputs)",
+    )
+    show.add_argument(
+        "--stages", action="store_true", help="print the source after each pipeline stage"
+    )
+    show.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="syntax highlighting (needs pygments); auto: when stdout is a terminal",
+    )
     args = parser.parse_args(argv)
+    if args.command == "show":
+        return _show(args)
     if args.command == "rules":
         if args.markdown:
             sys.stdout.write(markdown())
