@@ -307,10 +307,10 @@ class _Reverse:
         return out
 
     def _invariant(self) -> set[str]:
-        """Names defined once, inside a loop, by a primitive (a rule-backed operation)
-        of values no loop changes (``t = -k``): every trip computes the same value, so
-        the value the loop leaves is the one each adjoint trip needs, and nothing is
-        recorded."""
+        """Names (not parameters) defined once, inside a loop, by a primitive (a
+        rule-backed operation) of values no loop changes (``t = -k``): every trip
+        computes the same value, so the value the loop leaves is the one each adjoint
+        trip needs, and nothing is recorded."""
         defs = self.facts.definitions
 
         def stable(n: str) -> bool:
@@ -319,6 +319,8 @@ class _Reverse:
         out: set[str] = set()
         for v, v_defs in defs.items():
             if len(v_defs) != 1 or v_defs[0][1] == 0 or not isinstance(v_defs[0][0], ast.Assign):
+                continue
+            if v in self.params:  # its value before the loop (the argument) may be read
                 continue
             stmt = v_defs[0][0]
             op = self.facts.ops.get(stmt)

@@ -1053,6 +1053,24 @@ def parameter_reassigned_in_nested_while(x, y, s):
     return np.mean(-x)
 
 
+def parameter_reassigned_in_loop_from_invariants(x, y):
+    # every trip gives x the same value, but before the loop x is the argument, which
+    # the adjoint of c needs (found by the thorough random-program run)
+    c = np.tanh(np.sum(np.sin(x)))
+    k = 0
+    while k < 1:
+        k = k + 1
+        x = np.tanh(y)
+    return np.sum(c + x)
+
+
+def invariant_in_loop(k, x):
+    for _ in range(4):
+        a = -k * x
+        x = x + 0.1 * a
+    return np.sum(x * x)
+
+
 class Case(NamedTuple):
     func: Callable[..., Any]
     points: list[tuple]  # argument tuples: each exercises a branch or trip count
@@ -1252,4 +1270,6 @@ CASES: list[Case] = [
         [(np.array([-1.57]), np.array([0.79]), 2), (np.array([-1.57]), np.array([-0.79]), 2)],
         (0, 1),
     ),
+    Case(parameter_reassigned_in_loop_from_invariants, [(0.548, -0.921), (_arr(2), 0.3)], (0, 1)),
+    Case(invariant_in_loop, [(2.0, 1.0), (np.array([0.5, 1.5]), 0.3)], (0, 1)),
 ]
