@@ -689,7 +689,8 @@ class _Reverse:
                         contribution = builder.call("unbroadcast", contribution, name(atom.id))
                         self.shape_reads.append((stmt, atom.id))
                 contribution = builder.with_witnesses(contribution, self._witnesses(stmt))
-                contribution = self._shape_only_seed(contribution, stmt)
+                contribution, before = self._shape_only_seed(contribution, stmt)
+                out.extend(before)
                 out.append(self._accumulate(atom.id, contribution))
         if id(stmt) in self.pushed:
             out.append(assign(v, self._restored(stmt)))
@@ -697,13 +698,14 @@ class _Reverse:
             out.append(self._zero(v))  # the older value's adjoint starts at zero
         return out
 
-    def _shape_only_seed(self, expr: ast.expr, stmt: ast.Assign) -> ast.expr:
+    def _shape_only_seed(self, expr: ast.expr, stmt: ast.Assign) -> tuple[ast.expr, list[ast.stmt]]:
         """``np.full_like(t, g)`` (and ``np.size(t)``) read only the shape and dtype of a
         temporary: where that shape can be computed from operands the adjoint has anyway,
         read it off them, so the primal need not compute ``t`` (the value of
         ``np.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + ...)`` is never needed for its
         gradient). The dtype comes from an active operand, as for other witnesses."""
         builder = self.builder
+        before: list[ast.stmt] = []
         for node in ast.walk(expr):
             if not (
                 isinstance(node, ast.Call)
@@ -730,22 +732,26 @@ class _Reverse:
             active = [n for n in leaves if n in self.facts.active]
             if not active:
                 continue
+            sizes = [  # np.size(t): the product of that shape
+                other
+                for other in ast.walk(expr)
+                if isinstance(other, ast.Call)
+                and isinstance(other.func, ast.Attribute)
+                and other.func.attr == "size"
+                and len(other.args) == 1
+                and isinstance(other.args[0], ast.Name)
+                and other.args[0].id == u
+            ]
+            if sizes and not (isinstance(shape, ast.Call) and shape.func.attr == "shape"):
+                named = builder.namer.fresh("shape")  # computed once, read twice
+                before.append(assign(named, shape))
+                shape = name(named)
             node.args[0] = name(active[0])
             node.keywords = [ast.keyword(arg="shape", value=shape)]
-            for other in ast.walk(expr):  # np.size(t): the product of that shape
-                if (
-                    isinstance(other, ast.Call)
-                    and isinstance(other.func, ast.Attribute)
-                    and other.func.attr == "size"
-                    and len(other.args) == 1
-                    and isinstance(other.args[0], ast.Name)
-                    and other.args[0].id == u
-                ):
-                    other.func = ast.Attribute(
-                        value=name(builder.math), attr="prod", ctx=ast.Load()
-                    )
-                    other.args = [copy.deepcopy(shape)]
-        return expr
+            for other in sizes:
+                other.func = ast.Attribute(value=name(builder.math), attr="prod", ctx=ast.Load())
+                other.args = [copy.deepcopy(shape)]
+        return expr, before
 
     # -- shapes without recording values ------------------------------------------------
     def _resolve_shape_reads(self) -> None:
