@@ -67,17 +67,21 @@ def optimize(
 def accumulate_in_place(
     body: list[ast.stmt], params: set[str], helpers: dict[str, str]
 ) -> list[ast.stmt]:
-    """``v = v + index_adjoint(g, x, i)`` is ``v[i] += g`` where no one else can see ``v``'s
-    array: every value ``v`` is given is a new array (zeros, an index adjoint, a sum), and
-    ``v`` is read only by such accumulations and by ``return``.
+    """``v = v + e`` is ``v += e``, and ``v = v + index_adjoint(g, x, i)`` is ``v[i] += g``,
+    where no one else can see ``v``'s array: every value ``v`` is given is a new array
+    (zeros, an index adjoint, the result of arithmetic), and ``v`` is read only by such
+    accumulations and by ``return``.
 
     Before::                                        After::
 
-        x_bar = index_adjoint(a_bar, x, slice(1, None))     x_bar = index_adjoint(...)
-        x_bar = x_bar + index_adjoint(b_bar, x, 0)          x_bar[0] += b_bar
+        W_bar = np.zeros_like(W)                        W_bar = np.zeros_like(W)
+        for t in reversed(t3):                          for t in reversed(t3):
+            W_bar = W_bar + h.T @ t4_bar                    W_bar += h.T @ t4_bar
+        x_bar = index_adjoint(a_bar, x, slice(1, None)) x_bar = index_adjoint(...)
+        x_bar = x_bar + index_adjoint(b_bar, x, 0)      x_bar[0] += b_bar
     """
     index_adjoint = helpers.get("index_adjoint")
-    fresh = {helpers.get(h) for h in ("index_adjoint", "index_adjoint_add")}
+    fresh_calls = {helpers.get(h) for h in ("index_adjoint", "index_adjoint_add")}
 
     def call_of(value: ast.expr, names: set[str | None]) -> ast.Call | None:
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
@@ -85,37 +89,54 @@ def accumulate_in_place(
                 return value
         return None
 
-    def accumulation(stmt: ast.stmt) -> tuple[str, ast.Call] | None:
+    def accumulation(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
+        """``(v, e)`` for ``v = v + e`` (``e`` not reading ``v``)."""
         v = target(stmt)
         value = getattr(stmt, "value", None)
         if (
             v is not None
+            and isinstance(stmt, ast.Assign)
             and isinstance(value, ast.BinOp)
             and isinstance(value.op, ast.Add)
             and isinstance(value.left, ast.Name)
             and value.left.id == v
-            and (call := call_of(value.right, {index_adjoint})) is not None
             and v not in reads(value.right)
         ):
-            return v, call
+            return v, value.right
+        return None
+
+    def made(value: ast.expr | None) -> str | None:
+        """ "array" for a new array, "number" for a zero that may be a Python number."""
+        if call_of(value, fresh_calls) is not None or (
+            _is_zeros_like(value) and not isinstance(value, ast.Constant)
+        ):
+            return "array"
+        if isinstance(value, ast.Constant) and value.value == 0.0:
+            return "number"
+        if isinstance(value, (ast.BinOp, ast.UnaryOp)):
+            return "number"  # an array, or a number where the operands are numbers
         return None
 
     statements = list(_statements(body))
     candidates = {a[0] for s in statements if (a := accumulation(s)) is not None} - params
+    indexable = set(candidates)  # every value an array: v[i] += g is safe
     for s in statements:
         if isinstance(s, ast.Return):
             continue
         found = accumulation(s)
         for v in list(candidates):
             if found is not None and found[0] == v:
+                if call_of(found[1], {index_adjoint}) is None:
+                    indexable.discard(v)  # v + e: perhaps a number, if v was one
                 continue
             if v in own_reads(s):
                 candidates.discard(v)
             elif v in own_writes(s):
-                value = getattr(s, "value", None)
-                made = call_of(value, fresh) is not None or _is_zeros_like(value)
-                if not (isinstance(s, ast.Assign) and made):
+                kind = made(getattr(s, "value", None)) if isinstance(s, ast.Assign) else None
+                if kind is None:
                     candidates.discard(v)
+                elif kind != "array":
+                    indexable.discard(v)
     if not candidates:
         return body
 
@@ -124,17 +145,18 @@ def accumulate_in_place(
         for s in block:
             found = accumulation(s)
             if found is not None and found[0] in candidates:
-                v, call = found
-                where = ast.Subscript(
-                    value=ast.Name(id=v, ctx=ast.Load()),
-                    slice=_as_index(call.args[2]),
-                    ctx=ast.Store(),
-                )
-                out.append(
-                    ast.copy_location(
-                        ast.AugAssign(target=where, op=ast.Add(), value=call.args[0]), s
+                v, e = found
+                call = call_of(e, {index_adjoint})
+                if call is not None and v in indexable:
+                    where: ast.expr = ast.Subscript(
+                        value=ast.Name(id=v, ctx=ast.Load()),
+                        slice=_as_index(call.args[2]),
+                        ctx=ast.Store(),
                     )
-                )
+                    e = call.args[0]
+                else:
+                    where = ast.Name(id=v, ctx=ast.Store())
+                out.append(ast.copy_location(ast.AugAssign(target=where, op=ast.Add(), value=e), s))
                 continue
             for field in ("body", "orelse"):
                 inner = getattr(s, field, None)
