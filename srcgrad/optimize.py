@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import math
 import operator
 from collections import Counter
 from collections.abc import Iterator
@@ -430,6 +431,13 @@ def _num(node: ast.expr) -> float | int | None:
     return None
 
 
+def _pow2(c: float | int) -> bool:
+    """Whether ``c`` is a power of two (multiplying by it rounds nothing)."""
+    return (
+        isinstance(c, (int, float)) and c != 0 and math.isfinite(c) and abs(math.frexp(c)[0]) == 0.5
+    )
+
+
 class _Simplify(ast.NodeTransformer):
     changed = False
 
@@ -446,7 +454,8 @@ class _Simplify(ast.NodeTransformer):
             if isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Mult, ast.Div)):
                 # -(a * b) is (-a) * b: the sign moves to the leftmost factor
                 left = self.visit(ast.UnaryOp(op=ast.USub(), operand=inner.left))
-                return self.done(ast.BinOp(left=left, op=inner.op, right=inner.right))
+                self.done(node)
+                return self.visit_BinOp(ast.BinOp(left=left, op=inner.op, right=inner.right))
             if _num(inner) is not None:
                 return self.done(ast.Constant(-_num(inner)))
         if isinstance(node.op, ast.UAdd):
@@ -464,6 +473,20 @@ class _Simplify(ast.NodeTransformer):
                 return node
             if isinstance(value, (int, float)) and abs(value) < 1e15:
                 return self.done(ast.Constant(value))
+        if isinstance(op, ast.Mult) and b is not None and isinstance(left, ast.BinOp):
+            c = _num(left.right)
+            if isinstance(left.op, ast.Mult) and c is not None and (_pow2(b) or _pow2(c)):
+                # (x * 100.0) * 2 is x * 200.0 exactly: scaling by 2 commutes with rounding
+                return self.done(
+                    ast.BinOp(left=left.left, op=ast.Mult(), right=ast.Constant(c * b))
+                )
+        if (
+            isinstance(op, ast.Mult)
+            and b is not None
+            and isinstance(left, ast.UnaryOp)
+            and isinstance(left.op, ast.USub)
+        ):
+            return self.done(ast.BinOp(left=left.operand, op=op, right=ast.Constant(-b)))
         if isinstance(op, ast.Mult) and b == 1:
             return self.done(left)
         if isinstance(op, ast.Mult) and a == 1:

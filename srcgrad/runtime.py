@@ -40,6 +40,8 @@ def matmul_shape(a, b):
             f"matmul: the operands' shapes {tuple(a)} and {tuple(b)} do not match in their "
             f"core dimension ({inner_a} is not {inner_b})"
         )
+    if len(a) == 2 and len(b) == 2:  # the common case, first
+        return (a[0], b[1])
     if len(b) == 1:
         return tuple(a[:-1])
     if len(a) == 1:
