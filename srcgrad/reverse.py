@@ -742,7 +742,12 @@ class _Reverse:
                 and isinstance(other.args[0], ast.Name)
                 and other.args[0].id == u
             ]
-            if sizes and not (isinstance(shape, ast.Call) and shape.func.attr == "shape"):
+            plain = (
+                isinstance(shape, ast.Call)
+                and isinstance(shape.func, ast.Attribute)
+                and shape.func.attr == "shape"
+            )
+            if sizes and not plain:
                 named = builder.namer.fresh("shape")  # computed once, read twice
                 before.append(assign(named, shape))
                 shape = name(named)

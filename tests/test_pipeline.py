@@ -432,6 +432,20 @@ def test_reverse_source_is_straight_line():
 # -- emit: linecache -----------------------------------------------------------------------
 
 
+def mean_of_a_product(x):
+    x = np.tanh(x)
+    return np.mean(x @ x)
+
+
+def test_a_mean_seed_reads_its_shape_off_a_product():
+    # np.mean's seed needs x @ x's shape and size only (found by the thorough random programs)
+    x = np.array([[0.55, -0.2], [0.1, 0.3]])
+    d = srcgrad.grad(mean_of_a_product)
+    check_grads(mean_of_a_product, (x,))
+    d(x)
+    assert "matmul_shape(" in d.source
+
+
 def test_shapes_computed_instead_of_values_still_check_them():
     with pytest.raises(ValueError, match="do not match"):
         srcgrad.grad(mismatched_linear)(np.ones(3), np.ones((2, 4)))
