@@ -16,7 +16,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import pipeline, pytree
-from .backends import NUMPY, Backend, backend_of
+from .backends import NUMPY, Backend, backend_of, dask_numpy, is_dask
 from .parse import env_is_current
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
@@ -118,7 +118,9 @@ class Derivative:
         derivative of a derivative, the inner one's code for these arguments."""
         if self._inner is None:
             return self.__wrapped__
-        return self._inner.as_function(ranks, backend)
+        # the inner code as numpy code (its calls are the ones the rules know), rebound to
+        # the backend when this derivative's code is emitted, as the user's code is
+        return self._inner.as_function(ranks, NUMPY)
 
     def as_function(self, ranks: dict[str, int | None], backend: Backend) -> Callable[..., Any]:
         """One generated Python function computing this derivative for arguments of
@@ -222,6 +224,8 @@ class Derivative:
             for w in self.wrt:
                 _check_differentiable(w, values[self._params.index(w)], self.__name__)
             backend = backend_of(values, self._params)
+            if backend.name == "dask" and extras:  # numpy tangents or cotangent: dask too
+                extras = [pytree.map_leaves(_lazy, e) for e in extras]
             ranks = {p: _rank(v) for p, v in zip(self._params, values)}
             derived = self._derived(ranks, backend)
             if quick is not None and self._inner is None:
@@ -290,10 +294,11 @@ class Derivative:
             leaf_grads = []
             for j, v in enumerate(flat):
                 dtype = v.dtype if getattr(v, "dtype", None) is not None else np.float64
-                grad = np.zeros(np.shape(v), dtype=dtype)
+                lazy = is_dask(v)  # dask: the derivatives stay lazy, stacked at the end
+                grad = np.zeros(np.shape(v), dtype=dtype) if not lazy else []
                 for index in np.ndindex(np.shape(v)):
-                    if isinstance(v, np.ndarray):
-                        basis = np.zeros_like(v)
+                    if isinstance(v, np.ndarray) or lazy:
+                        basis = np.zeros_like(v) if not lazy else _module_of(v).zeros_like(v)
                         basis[index] = 1
                     else:
                         basis = type(v)(1.0)
@@ -313,7 +318,12 @@ class Derivative:
                             f"{what}; use srcgrad.vjp or srcgrad.jacobian (srcgrad.hvp for the "
                             "Hessian of a function of a pytree)"
                         )
-                    grad[index] = float(dout)  # a host number, whatever the backend
+                    if lazy:
+                        grad.append(dout)
+                    else:
+                        grad[index] = float(dout)  # a host number, whatever the backend
+                if lazy:
+                    grad = _module_of(v).stack(grad).reshape(np.shape(v)) if grad else v * 0
                 leaf_grads.append(_like(grad, v))
             grads.append(_unflatten(tree, leaf_grads))
         if not wrt_values or value is None:
@@ -418,11 +428,17 @@ def _check_differentiable(name: str, value: Any, fname: str) -> None:
 
 def _like(g: Any, x: Any) -> Any:
     """The gradient ``g`` with the type, dtype and shape of the argument ``x``."""
+    # (a dask gradient of a number stays lazy: a 0-d dask array)
     if isinstance(x, float) and not isinstance(x, np.generic):
-        return float(g)
+        if isinstance(g, (float, np.generic, np.ndarray)) or not is_dask(g):
+            return float(g)
+        return g.astype(float)
     if isinstance(x, np.generic):
-        return x.dtype.type(g)
-    xp = _module_of(x)
+        if isinstance(g, (float, np.generic, np.ndarray)) or not is_dask(g):
+            return x.dtype.type(g)
+        return g.astype(x.dtype)
+    # a dask gradient stays lazy, even for a numpy argument of a call with dask arrays
+    xp = _module_of(g if not isinstance(g, np.ndarray) and is_dask(g) else x)
     out = xp.asarray(g, dtype=x.dtype)
     if out.shape != x.shape:
         raise AssertionError(
@@ -454,7 +470,9 @@ def _unflatten(tree: Any, leaves: list[Any]) -> Any:
 def _zero_tangent(x: Any) -> Any:
     if pytree.is_node(x):
         return pytree.map_leaves(_zero_tangent, x)
-    return np.zeros_like(x) if isinstance(x, np.ndarray) else type(x)(0.0)
+    if isinstance(x, np.ndarray):
+        return np.zeros_like(x)
+    return dask_numpy().zeros_like(x) if is_dask(x) else type(x)(0.0)
 
 
 def _tangent_like(t: Any, x: Any, name: str) -> Any:
@@ -502,9 +520,16 @@ def _fresh(result: Any, inputs: list[Any]) -> Any:
     return result
 
 
+def _lazy(x: Any) -> Any:
+    """A numpy array as a dask array (one chunk); anything else as it is."""
+    return dask_numpy().asarray(x) if isinstance(x, np.ndarray) else x
+
+
 def _module_of(x: Any) -> Any:
     if isinstance(x, np.ndarray):
         return np
+    if is_dask(x):
+        return dask_numpy()
     import cupy
 
     return cupy

@@ -1,4 +1,4 @@
-"""Which array module a call runs on: numpy, or cupy for cupy arrays.
+"""Which array module a call runs on: numpy, cupy for cupy arrays, dask.array for dask arrays.
 
 Generated code refers to the array module by name only, so running it on
 another backend is a matter of binding that name (and any numpy function
@@ -7,6 +7,7 @@ the user imported by name) to the other module: module rebinding.
 
 from __future__ import annotations
 
+import math
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,7 @@ from .pytree import paths
 
 @dataclass(frozen=True)
 class Backend:
-    name: str  # "numpy" or "cupy"
+    name: str  # "numpy", "cupy" or "dask"
     module: types.ModuleType
 
     def rebind(self, value: Any) -> Any:
@@ -36,22 +37,267 @@ class Backend:
         return value
 
     def is_array(self, value: Any) -> bool:
-        return isinstance(value, self.module.ndarray)
+        return isinstance(value, getattr(self.module, "ndarray", None) or self.module.Array)
 
 
 NUMPY = Backend("numpy", np)
+
+
+# -- dask: dask.array, with the few numpy functions generated code calls that it lacks ------
+#
+# The one per-backend table: generated code and the runtime helpers call ``np.X`` for the
+# module they were compiled for. dask.array has no ``size``, ``broadcast_shapes`` or
+# ``ufunc.at``, and its ``shape``/``ndim`` accept arrays only, so the dask backend's module
+# is dask.array with these filled in (``_dask_fills``); everything else is dask.array's own.
+
+
+def _dask_shape(a: Any) -> tuple:
+    return a.shape if hasattr(a, "chunks") else np.shape(a)
+
+
+def _dask_ndim(a: Any) -> int:
+    return a.ndim if hasattr(a, "chunks") else np.ndim(a)
+
+
+def _unknown_chunks(what: str) -> ValueError:
+    return ValueError(
+        f"srcgrad needs {what} of a dask array whose chunk sizes are unknown (x[mask] with "
+        "a boolean mask, for example): call x.compute_chunk_sizes() on it first, or keep "
+        "the shape with np.where(mask, x, 0)"
+    )
+
+
+def _dask_size(a: Any) -> Any:
+    if not hasattr(a, "chunks"):
+        return np.size(a)
+    if any(math.isnan(n) for n in a.shape):
+        raise _unknown_chunks("the size")
+    return a.size
+
+
+def _dask_broadcast_shapes(*shapes: tuple) -> tuple:
+    if any(math.isnan(n) for s in shapes for n in s):
+        raise _unknown_chunks("the shape")
+    return np.broadcast_shapes(*shapes)
+
+
+def _dask_array_split(a: Any, sections: Any, axis: int = 0) -> list:
+    """``np.array_split`` (and ``np.split``): by slicing, at the positions ``sections``
+    (a list of ints) or into that many near-equal parts."""
+    n = a.shape[axis]
+    if isinstance(sections, int):
+        size, extra = divmod(n, sections)
+        sizes = [size + 1] * extra + [size] * (sections - extra)
+        sections = [sum(sizes[:k]) for k in range(1, sections)]
+    edges = [0, *sections, n]
+    lead = (slice(None),) * (axis % a.ndim)
+    return [a[(*lead, slice(lo, hi))] for lo, hi in zip(edges[:-1], edges[1:])]
+
+
+def _dask_split(a: Any, sections: Any, axis: int = 0) -> list:
+    if isinstance(sections, int) and a.shape[axis] % sections:
+        raise ValueError("array split does not result in an equal division")
+    return _dask_array_split(a, sections, axis)
+
+
+def _dask_copy(a: Any) -> Any:
+    return a.copy() if hasattr(a, "chunks") else np.copy(a)
+
+
+def _on_dask_or_numpy(name: str) -> Any:
+    """dask.array's ``name`` for dask arrays, numpy's for anything else (a list of shape
+    entries, a Python number): dask.array's functions take arrays only."""
+    import dask.array
+
+    lazy, eager = getattr(dask.array, name), getattr(np, name)
+
+    def function(a: Any, *args: Any, **kwargs: Any) -> Any:
+        return lazy(a, *args, **kwargs) if hasattr(a, "chunks") else eager(a, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
+def _flat_when_no_axis(name: str) -> Any:
+    """dask.array's ``cumsum``/``cumprod``, which need an axis: none means the flattened
+    array, as in numpy."""
+    import dask.array
+
+    lazy = getattr(dask.array, name)
+
+    def function(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        if axis is None:
+            a, axis = dask.array.ravel(a), 0
+        return lazy(a, axis=axis, dtype=dtype, out=out)
+
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
+def _flat_when_no_axis_arg(name: str) -> Any:
+    """dask.array's ``take``/``repeat``, whose axis is 0 or required: none means the
+    flattened array, as in numpy."""
+    import dask.array
+
+    lazy = getattr(dask.array, name)
+
+    def function(a: Any, b: Any, axis: Any = None, **kwargs: Any) -> Any:
+        if axis is None:
+            a, axis = dask.array.ravel(a), 0
+        return lazy(a, b, axis=axis, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
+def _dask_reshape(a: Any, shape: Any, *args: Any, **kwargs: Any) -> Any:
+    import dask.array
+
+    shape = (shape,) if isinstance(shape, int) else shape
+    return dask.array.reshape(dask.array.asarray(a), shape, *args, **kwargs)
+
+
+def _dask_full_like(a: Any, fill_value: Any, *args: Any, shape: Any = None, **kwargs: Any) -> Any:
+    """dask.array's ``full_like``, chunked like ``a`` where its ``shape`` matches ``a``'s
+    (dask's own gives a ``shape=`` array automatic chunks: one of 128 MiB, not ``a``'s)."""
+    import dask.array
+
+    if shape is not None and hasattr(a, "chunks") and kwargs.get("chunks") is None:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        lead = len(shape) - a.ndim  # broadcasting aligns the trailing axes
+        kwargs["chunks"] = tuple(
+            a.chunks[k - lead] if k >= lead and a.shape[k - lead] == n else "auto"
+            for k, n in enumerate(shape)
+        )
+    return dask.array.full_like(a, fill_value, *args, shape=shape, **kwargs)
+
+
+def _dask_identity(n: int, dtype: Any = None) -> Any:
+    import dask.array
+
+    return dask.array.eye(n, dtype=dtype if dtype is not None else float)
+
+
+class _DaskAdd:
+    """``np.add`` for dask: dask.array's ``add`` with numpy's ``add.at``."""
+
+    def __init__(self, add: Any) -> None:
+        self._add = add
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._add(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._add, name)
+
+    @staticmethod
+    def at(out: Any, index: Any, values: Any) -> None:
+        """``out[index] += values`` with repeated positions adding up, as numpy's
+        ``np.add.at``: lazily, by a bincount of the flat positions ``index`` picks, and
+        written into ``out`` in place the way dask's own ``out[...] = y`` writes."""
+        import dask.array as da
+
+        size = _dask_size(out)
+        grid: Any = 0  # the flat position of every element of out, chunked like out
+        for k, (n, chunks) in enumerate(zip(out.shape, out.chunks)):
+            axis = da.arange(n, chunks=(chunks,))[(slice(None),) + (None,) * (out.ndim - k - 1)]
+            grid = grid + axis * math.prod(out.shape[k + 1 :])
+        positions = da.asarray(grid)[index]
+        if any(math.isnan(n) for n in positions.shape):
+            raise ValueError(
+                "the adjoint of x[mask] for a dask array x and a boolean mask: its positions "
+                "are known only once the mask is computed; write np.where(mask, x, 0) instead"
+            )
+        weights = da.broadcast_to(da.asarray(values), positions.shape).ravel()
+        positions = positions.ravel().rechunk(weights.chunks)
+        total = da.bincount(positions, weights=weights, minlength=size)
+        out[...] = out + total.reshape(out.shape).astype(out.dtype).rechunk(out.chunks)
+
+
+def _dask_fills() -> dict[str, Any]:
+    import dask.array
+
+    return {
+        "shape": _dask_shape,
+        "ndim": _dask_ndim,
+        "size": _dask_size,
+        "broadcast_shapes": _dask_broadcast_shapes,
+        "split": _dask_split,
+        "array_split": _dask_array_split,
+        "copy": _dask_copy,
+        "prod": _on_dask_or_numpy("prod"),
+        "cumsum": _flat_when_no_axis("cumsum"),
+        "cumprod": _flat_when_no_axis("cumprod"),
+        "reshape": _dask_reshape,
+        "take": _flat_when_no_axis_arg("take"),
+        "repeat": _flat_when_no_axis_arg("repeat"),
+        "identity": _dask_identity,
+        "full_like": _dask_full_like,
+        "amax": dask.array.max,
+        "amin": dask.array.min,
+        "add": _DaskAdd(dask.array.add),
+    }
+
+
+class _Filled(types.ModuleType):
+    """An array module with a few functions filled in; anything else is the module's own."""
+
+    def __init__(self, name: str, base: types.ModuleType, fills: dict[str, Any]) -> None:
+        super().__init__(name, base.__doc__)
+        self.__dict__.update({k: v for k, v in vars(base).items() if not k.startswith("__")})
+        self.__dict__.update(fills)
+        self._base = base
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._base, name)
+
+
+_dask_numpy: types.ModuleType | None = None
+
+
+def dask_numpy() -> types.ModuleType:
+    """dask.array as generated code for dask arrays sees it (made once: importing dask is
+    slow, and only calls with dask arrays need it)."""
+    global _dask_numpy
+    if _dask_numpy is None:
+        import dask.array
+
+        _dask_numpy = _Filled(f"{__name__}.dask_array", dask.array, _dask_fills())
+    return _dask_numpy
+
+
+def __getattr__(name: str) -> Any:
+    # ``from srcgrad.backends import dask_array as np``, the import line of generated code
+    # for dask arrays
+    if name == "dask_array":
+        return dask_numpy()
+    raise AttributeError(name)
 
 
 def _is_cupy(value: Any) -> bool:
     return type(value).__module__.split(".")[0] == "cupy"
 
 
+def is_dask(value: Any) -> bool:
+    return type(value).__module__.split(".")[0] == "dask"
+
+
 def backend_of(args: list[Any], names: list[str]) -> Backend:
     """The backend of a call's arguments (the leaves of pytree arguments too); a clear
-    error for numpy mixed with cupy."""
+    error for numpy mixed with cupy, or cupy mixed with dask. Numpy arrays mixed with
+    dask arrays are fine: dask treats them as constants."""
     flat = [pair for n, a in zip(names, args) for pair in paths(a, n)]
     names, args = [n for n, _ in flat], [a for _, a in flat]
     cupy_args = [n for n, a in zip(names, args) if _is_cupy(a)]
+    dask_args = [n for n, a in zip(names, args) if is_dask(a)]
+    if dask_args:
+        if cupy_args:
+            raise TypeError(
+                f"arguments {dask_args} are dask arrays but {cupy_args} are cupy arrays; "
+                "pass dask arrays only (a dask array of cupy chunks is one dask array: "
+                "dask.array.from_array(x))"
+            )
+        return Backend("dask", dask_numpy())
     if not cupy_args:
         return NUMPY
     numpy_args = [n for n, a in zip(names, args) if isinstance(a, np.ndarray)]

@@ -61,6 +61,17 @@ CASES = [
         ],
         [],
     ),
+    (
+        "dask_logistic_regression.py",
+        ["dask", "distributed", "matplotlib"],
+        [
+            "dataset: 100,000 rows x 10 features",
+            "numpy and dask gradients of a 1,000-row sample agree",
+            "epoch 1: loss",
+            "peak memory per worker",
+        ],
+        ["dask_logistic_regression_loss.png"],
+    ),
 ]
 
 
