@@ -33,6 +33,12 @@ class _Entry:
         self.norm_aux: Any = None  # the same, its returned pair split for has_aux
         self.derived: dict[tuple, pipeline.Derived] = {}
 
+    def is_current(self, func: Any) -> bool:
+        """Whether ``func``'s code and the globals this was made with are unchanged."""
+        return self.code is func.__code__ and all(
+            norm is None or env_is_current(norm.parsed) for norm in (self.norm, self.norm_aux)
+        )
+
 
 #: generated code per function, keyed by (kind, wrt, backend, argument ranks)
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -104,7 +110,7 @@ class Derivative:
         self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
         self._last: pipeline.Derived | None = None
         self._wrappers: dict[tuple, Callable[..., Any]] = {}
-        self._quick: dict[tuple, pipeline.Derived] = {}  # see __call__
+        self._quick: dict[tuple, tuple[_Entry, pipeline.Derived]] = {}  # see __call__
 
     # -- generation --------------------------------------------------------------
     @property
@@ -148,11 +154,7 @@ class Derivative:
         key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key, self.has_aux)
         target = self._target(ranks, backend)
         entry = _CACHE.get(target)
-        if (
-            entry is None
-            or entry.code is not target.__code__
-            or (entry.norm is not None and not env_is_current(entry.norm.parsed))
-        ):
+        if entry is None or not entry.is_current(target):
             entry = _CACHE[target] = _Entry(target.__code__)
         derived = entry.derived.get(key)
         if derived is None:
@@ -217,8 +219,12 @@ class Derivative:
         # positional) reuses its code after checking only that the function is unchanged
         quick = _quick_key(args) if not kwargs and len(args) == len(self._params) else None
         cached = self._quick.get(quick) if quick is not None else None
-        if cached is not None and self._still_current():
-            values, derived = list(args), cached
+        if (
+            cached is not None
+            and cached[0] is _CACHE.get(self.__wrapped__)
+            and cached[0].is_current(self.__wrapped__)
+        ):
+            values, derived = list(args), cached[1]
         else:
             values = self._bind(args, kwargs)
             for w in self.wrt:
@@ -228,8 +234,8 @@ class Derivative:
                 extras = [pytree.map_leaves(_lazy, e) for e in extras]
             ranks = {p: _rank(v) for p, v in zip(self._params, values)}
             derived = self._derived(ranks, backend)
-            if quick is not None and self._inner is None:
-                self._quick[quick] = derived
+            if quick is not None and self._inner is None:  # with the entry it came from
+                self._quick[quick] = (_CACHE[self.__wrapped__], derived)
         if self.kind in ("grad", "value_and_grad") and self.mode == "forward":
             return self._forward_grad(derived, values)
         if self.kind == "jvp":
@@ -251,16 +257,6 @@ class Derivative:
             return self._shape_grads(result, wrt_values)
         value, tangent = result  # jvp
         return value, _output_dtype(tangent, value)
-
-    def _still_current(self) -> bool:
-        """Whether the user's function and the globals its code was made with are
-        unchanged (so code made for an earlier call still applies)."""
-        entry = _CACHE.get(self.__wrapped__)
-        if entry is None or entry.code is not self.__wrapped__.__code__:
-            return False
-        return all(
-            norm is None or env_is_current(norm.parsed) for norm in (entry.norm, entry.norm_aux)
-        )
 
     def _bind(self, args: tuple, kwargs: dict) -> list[Any]:
         if self._inner is not None and self._inner.kind == "vjp" and "dout" not in kwargs:

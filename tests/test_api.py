@@ -611,6 +611,20 @@ def test_rebinding_a_global_is_seen_by_the_next_call():
         REBOUND = 2.0
 
 
+def test_a_rebound_global_is_seen_by_calls_of_every_argument_kind():
+    # code made for a Python float before the rebinding must not be reused after it, even
+    # when a call with a 0-d array has made the code anew in between
+    global REBOUND
+    d = srcgrad.grad(uses_rebound_global)
+    assert d(1.0) == pytest.approx(2.0)
+    REBOUND = 5.0
+    try:
+        assert d(np.array(1.0)) == pytest.approx(5.0)  # another kind of argument first
+        assert d(1.0) == pytest.approx(5.0)
+    finally:
+        REBOUND = 2.0
+
+
 # -- user state ----------------------------------------------------------------------------
 
 
