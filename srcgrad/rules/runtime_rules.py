@@ -22,17 +22,18 @@ def _rank_of(param: str):
     return lambda ctx: ctx.rank(param)
 
 
+def _rule(name: str, params: tuple[str, ...], **fields) -> None:
+    """Register the rule of runtime helper ``name``."""
+    register(("helper", name), Rule(name=f"srcgrad's {name}", params=params, **fields))
+
+
 def helper(name: str, params: tuple[str, ...], linear_in: tuple[str, ...], **extra) -> None:
-    register(
-        ("helper", name),
-        Rule(
-            name=f"srcgrad's {name}", params=params, jvp=dict.fromkeys(linear_in, linear), **extra
-        ),
-    )
+    """A helper linear in each of ``linear_in``: its tangent is itself applied to them."""
+    _rule(name, params, jvp=dict.fromkeys(linear_in, linear), **extra)
 
 
 def _nondiff(name: str, params: tuple[str, ...], **extra) -> None:
-    register(("helper", name), Rule(name=f"srcgrad's {name}", params=params, nondiff=True, **extra))
+    _rule(name, params, nondiff=True, **extra)
 
 
 helper("unbroadcast", ("d", "x"), ("d",), rank=_rank_of("x"))
@@ -59,23 +60,12 @@ helper(
     rank=_rank_of("ans"),
 )
 # additive, not bilinear: each argument's tangent passes through, added element-wise
-register(
-    ("helper", "add_seq"),
-    Rule(
-        name="srcgrad's add_seq",
-        params=("a", "b"),
-        jvp={"a": "g", "b": "g"},
-        combine="add_seq",
-    ),
-)
-register(  # additive: the container's tangent, plus the element's in its place
-    ("helper", "add_at"),
-    Rule(
-        name="srcgrad's add_at",
-        params=("xs", "index", "d"),
-        jvp={"xs": "g", "d": "index_adjoint(g, xs, index)"},
-        combine="add_seq",
-    ),
+_rule("add_seq", params=("a", "b"), jvp={"a": "g", "b": "g"}, combine="add_seq")
+_rule(  # additive: the container's tangent, plus the element's in its place
+    "add_at",
+    params=("xs", "index", "d"),
+    jvp={"xs": "g", "d": "index_adjoint(g, xs, index)"},
+    combine="add_seq",
 )
 helper("unstack", ("d", "axis"), ("d",))
 helper("split_like", ("d", "xs", "axis"), ("d",))
@@ -93,14 +83,11 @@ for _name, _params in (
 
 
 # pow_log(x) is log(x), and 0 where x == 0 (a constant there)
-register(
-    ("helper", "pow_log"),
-    Rule(
-        name="srcgrad's pow_log",
-        params=("x",),
-        jvp={"x": "g / np.where(x == 0, 1, x) * (x != 0)"},
-        rank=_rank_of("x"),
-    ),
+_rule(
+    "pow_log",
+    params=("x",),
+    jvp={"x": "g / np.where(x == 0, 1, x) * (x != 0)"},
+    rank=_rank_of("x"),
 )
 
 # -- helpers of the wider NumPy table (issue 4): linear in their first argument; the
@@ -141,30 +128,11 @@ helper("tensordot_vjp_a", ("d", "a", "b", "axes"), ("d", "b"))
 helper("tensordot_vjp_b", ("d", "a", "b", "axes"), ("d", "a"))
 for _name, _params in (("eye_like", ("x",)), ("count_valid", ("x", "axis", "keepdims"))):
     _nondiff(_name, _params, defaults=dict.fromkeys(_params[1:], None))
-register(
-    ("helper", "safe_div"),
-    Rule(
-        name="srcgrad's safe_div",
-        params=("a", "b"),
-        jvp={"a": "safe_div(g, b)", "b": "-safe_div(g * ans, b)"},
-    ),
-)
-register(
-    ("helper", "safe_divisor"),
-    Rule(name="srcgrad's safe_divisor", params=("a",), jvp={"a": "g * (a != 0)"}),
-)
-register(
-    ("helper", "digamma"),
-    Rule(name="srcgrad's digamma", params=("x",), jvp={"x": "g * trigamma(x)"}),
-)
-register(
-    ("helper", "trigamma"),
-    Rule(name="srcgrad's trigamma", params=("x",), jvp={"x": "g * polygamma_n(2, x)"}),
-)
-register(
-    ("helper", "polygamma_n"),
-    Rule(name="srcgrad's polygamma_n", params=("n", "x"), jvp={"x": "g * polygamma_n(n + 1, x)"}),
-)
+_rule("safe_div", params=("a", "b"), jvp={"a": "safe_div(g, b)", "b": "-safe_div(g * ans, b)"})
+_rule("safe_divisor", params=("a",), jvp={"a": "g * (a != 0)"})
+_rule("digamma", params=("x",), jvp={"x": "g * trigamma(x)"})
+_rule("trigamma", params=("x",), jvp={"x": "g * polygamma_n(2, x)"})
+_rule("polygamma_n", params=("n", "x"), jvp={"x": "g * polygamma_n(n + 1, x)"})
 
 # einsum_vjp(d, subscripts, i, x0, x1, ...): the adjoint of operand i, linear in the
 # adjoint d and in every other operand, and a function of operand i's shape alone
@@ -180,12 +148,9 @@ def _einsum_vjp_tangent(k: int):
     return template
 
 
-register(
-    ("helper", "einsum_vjp"),
-    Rule(
-        name="srcgrad's einsum_vjp",
-        params=("d", "subscripts", "i", *_OPERANDS),
-        defaults=dict.fromkeys(_OPERANDS[1:]),
-        jvp={"d": linear, **{p: _einsum_vjp_tangent(k) for k, p in enumerate(_OPERANDS)}},
-    ),
+_rule(
+    "einsum_vjp",
+    params=("d", "subscripts", "i", *_OPERANDS),
+    defaults=dict.fromkeys(_OPERANDS[1:]),
+    jvp={"d": linear, **{p: _einsum_vjp_tangent(k) for k, p in enumerate(_OPERANDS)}},
 )
