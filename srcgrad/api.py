@@ -91,18 +91,17 @@ class Derivative:
         self.kind = kind
         self.mode = mode
         self._signature = inspect.signature(func)
-        if self._inner is not None and self._inner.kind == "vjp":  # it takes the cotangent last
-            dout = inspect.Parameter("dout", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-            # the cotangent comes after the function's arguments (see _bind)
-            empty = inspect.Parameter.empty
-            params = [p.replace(default=empty) for p in self._signature.parameters.values()]
-            self._signature = self._signature.replace(parameters=[*params, dout])
-        if self._inner is not None and self._inner.kind == "jvp":  # then one tangent per wrt
-            kind_ = inspect.Parameter.POSITIONAL_OR_KEYWORD
-            tangents = [inspect.Parameter(f"{w}_dot", kind_) for w in self._inner.wrt]
-            empty = inspect.Parameter.empty
-            params = [p.replace(default=empty) for p in self._signature.parameters.values()]
-            self._signature = self._signature.replace(parameters=[*params, *tangents])
+        if self._inner is not None and self._inner.kind in ("vjp", "jvp"):
+            # the inner code takes the function's arguments, then the cotangent (see _bind)
+            # or one tangent per wrt argument: every argument is passed, so no defaults
+            extra = ["dout"] if self._inner.kind == "vjp" else [f"{w}_dot" for w in func.wrt]
+            positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+            params = [
+                p.replace(default=inspect.Parameter.empty)
+                for p in self._signature.parameters.values()
+            ]
+            added = [inspect.Parameter(n, positional) for n in extra]
+            self._signature = self._signature.replace(parameters=[*params, *added])
         #: grad of a jvp differentiates the tangent output (the value's is grad's own)
         self._tangent_output = self._inner is not None and self._inner.kind == "jvp"
         self.__signature__ = self._signature  # what inspect.signature reports

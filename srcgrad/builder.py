@@ -5,6 +5,7 @@ the runtime helpers, tangents and adjoints, and how it spells comments.
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 from typing import Any
 
@@ -116,6 +117,14 @@ class Builder:
     def xp_call(self, attr: str, *args: ast.expr) -> ast.Call:
         func = ast.Attribute(value=name(self.xp), attr=attr, ctx=ast.Load())
         return ast.Call(func=func, args=list(args), keywords=[])
+
+    def zero_like(self, atom: ast.expr) -> ast.expr:
+        """A zero tangent or adjoint for ``atom``: ``0.0`` for a scalar (Python arithmetic
+        on it is cheap, and numpy promotion keeps the other operand's dtype), else
+        ``np.zeros_like(atom)``."""
+        if self.facts.shape(atom).rank == 0:
+            return ast.Constant(0.0)
+        return self.xp_call("zeros_like", copy.deepcopy(atom))
 
     def symbols(self, g: ast.expr, ans: str) -> dict[str, ast.expr]:
         table: dict[str, ast.expr] = {h: self.helper(h) for h in self.helpers}

@@ -41,7 +41,7 @@ def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) ->
             builder.tangent(p),
             builder.call("zeros_seq", name(p))
             if p in facts.sequences
-            else _zero_like(name(p), facts, builder),
+            else builder.zero_like(name(p)),
         )
         for p in params
         if p in facts.active and p not in wrt
@@ -160,15 +160,7 @@ def _tangent_or_zero(atom: ast.expr, facts: Facts, builder: Builder) -> ast.expr
         return name(builder.tangent(atom.id))
     if isinstance(atom, ast.Constant):
         return ast.Constant(0.0)
-    return _zero_like(atom, facts, builder)
-
-
-def _zero_like(atom: ast.expr, facts: Facts, builder: Builder) -> ast.expr:
-    """A zero tangent for ``atom``: ``0.0`` for a scalar (Python arithmetic on it is
-    cheap, and numpy promotion keeps the other operand's dtype), else zeros like it."""
-    if facts.shape(atom).rank == 0:
-        return ast.Constant(0.0)
-    return builder.xp_call("zeros_like", copy.deepcopy(atom))
+    return builder.zero_like(atom)
 
 
 def _setitem(stmt: ast.Assign, facts: Facts, builder: Builder) -> list[ast.stmt]:
@@ -211,7 +203,7 @@ def _tangent(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
         ):
             zero: ast.expr = ast.Constant(None if value.value is None else 0.0)
         else:
-            zero = _zero_like(name(op.target), facts, builder)
+            zero = builder.zero_like(name(op.target))
         return assign(builder.tangent(op.target), zero)
     expr = terms[0]
     for term in terms[1:]:

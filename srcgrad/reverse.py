@@ -507,9 +507,7 @@ class _Reverse:
             return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", name(v)))
         if v in self.facts.sequences:
             return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", name(v)))
-        if self.facts.shape(name(v)).rank == 0:  # a scalar: a Python zero, cheap to add to
-            return assign(self.builder.adjoint(v), ast.Constant(0.0))
-        return assign(self.builder.adjoint(v), self.builder.xp_call("zeros_like", name(v)))
+        return assign(self.builder.adjoint(v), self.builder.zero_like(name(v)))
 
     def _accumulate(self, v: str, contribution: ast.expr) -> ast.stmt:
         """``v_bar = v_bar + contribution`` (element by element for a list)."""
