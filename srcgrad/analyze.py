@@ -41,9 +41,13 @@ _NOT = Rule(name="not", params=("x",), nondiff=True)
 class Shape:
     key: frozenset[str]
     rank: int | None
+    #: for each axis, whether its length is known not to be 1 (where the rank is known):
+    #: broadcasting keeps such an axis, so an operand whose every axis is one has the
+    #: result's shape (see :meth:`Facts.fills`)
+    wide: tuple[bool, ...] | None = None
 
 
-SCALAR = Shape(frozenset(), 0)
+SCALAR = Shape(frozenset(), 0, ())
 #: the "rank" of a parameter whose argument is a pytree (a dict, list or tuple) of
 #: unknown structure; a known structure is described by ``srcgrad.pytree.structure``
 #: with leaf ranks: ``("dict", (("W", 2), ("b", 1)))``, ``("list", (1, 1))``
@@ -93,6 +97,7 @@ class Facts:
     #: leaf's rank), where every definition agrees on it
     trees: dict[str, Any] = field(default_factory=dict)
     mode: str | None = None  # the transform these facts are for, "jvp" or "vjp"
+    params: list[ast.arg] = field(default_factory=list)
 
     @property
     def active(self) -> set[str]:
@@ -100,11 +105,29 @@ class Facts:
 
     def witness(self, name: str, preferred: list[str]) -> str:
         """A name with provably the same shape as ``name``, from ``preferred`` if any."""
-        key = self.shapes[name].key if name in self.shapes else None
+        shape = self.shapes.get(name)
         for candidate in preferred:
-            if candidate in self.shapes and self.shapes[candidate].key == key:
+            other = self.shapes.get(candidate)
+            if shape is None or other is None:
+                continue
+            if other.key == shape.key or (  # it broadcasts into `name` but has no axis to stretch
+                other.key <= shape.key
+                and other.rank == shape.rank is not None
+                and other.wide is not None
+                and all(other.wide)
+            ):
                 return candidate
         return name
+
+    def fills(self, atom: ast.expr, stmt: ast.stmt) -> bool:
+        """Whether the operand ``atom`` of the elementwise ``stmt`` provably has the shape
+        of its result: their broadcast keys are equal, or the operand has the result's rank
+        and none of its axes has length 1 (an axis of any other length is the result's
+        wherever the broadcast succeeds)."""
+        shape, result = self.shape(atom), self.op_shapes[id(stmt)]
+        if shape.key == result.key:
+            return True
+        return shape.wide is not None and shape.rank == result.rank and all(shape.wide)
 
     def shape(self, atom: ast.expr) -> Shape:
         if isinstance(atom, ast.Name):
@@ -125,12 +148,17 @@ def walk_block(body: list[ast.stmt], depth: int = 0) -> Iterator[tuple[ast.stmt,
 
 
 def analyze(
-    norm: Normalized, wrt: list[str], ranks: dict[str, Any], mode: str | None = None
+    norm: Normalized,
+    wrt: list[str],
+    ranks: dict[str, Any],
+    mode: str | None = None,
+    wide: frozenset[str] = frozenset(),
 ) -> Facts:
     """Classify every statement, then compute shapes and activity. ``mode`` ("jvp" or
     "vjp"): the transform that follows, where a runtime helper has a rule for the other
-    one only (its source is differentiated instead)."""
-    facts = Facts(mode=mode)
+    one only (its source is differentiated instead). ``wide``: parameters whose arguments
+    are arrays with no axis of length 1."""
+    facts = Facts(mode=mode, params=list(norm.tree.args.args))
     env = norm.parsed.env
     for name, value in env.items():
         facts.shapes[name] = _static_shape(name, value)
@@ -142,7 +170,8 @@ def analyze(
             facts.trees[param.arg] = rank
             rank = None
         key = frozenset() if rank == 0 else frozenset({param.arg})
-        facts.shapes[param.arg] = Shape(key, rank)
+        known = (True,) * rank if param.arg in wide and isinstance(rank, int) else None
+        facts.shapes[param.arg] = Shape(key, rank, () if rank == 0 else known)
     body = norm.tree.body
     ret = body[-1]
     assert isinstance(ret, ast.Return)
@@ -217,18 +246,26 @@ def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:
     """Broadcast keys and ranks. A name defined more than once, or in a loop, gets
     its own key, and the rank every definition agrees on, found by optimistic
     iteration (a definition that reads a name whose rank is not found yet
-    waits for the next round)."""
+    waits for the next round). Its axes known not to have length 1 are those every
+    definition's are (from the optimistic start, they only shrink)."""
     multi = {n for n, defs in facts.definitions.items() if len(defs) > 1 or defs[0][1] > 0}
     multi -= facts.loop_indices
     for name in facts.loop_indices:
         facts.shapes[name] = SCALAR
     state: dict[str, int | None] = {}  # absent: not known yet
+    wide: dict[str, tuple[bool, ...] | None] = {}
     conflict = object()
+
+    def joined(name: str) -> Shape:
+        rank = _plain(state.get(name))
+        known = wide.get(name)
+        return Shape(frozenset({name}), rank, known if rank is not None else None)
+
+    settled = False
     for _ in range(20):
-        before = dict(state)
+        before = dict(state), dict(wide)
         for name in multi:
-            rank = state.get(name)
-            facts.shapes[name] = Shape(frozenset({name}), None if rank is conflict else rank)
+            facts.shapes[name] = joined(name)
         for stmt in assigns:
             op = facts.ops[stmt]
             _update_ranks(op, facts)
@@ -246,20 +283,31 @@ def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:
             old = state.get(op.target)
             if op.target not in state:
                 state[op.target] = shape.rank
-            elif old is not conflict and old != shape.rank:
-                state[op.target] = conflict
-            facts.shapes[op.target] = Shape(frozenset({op.target}), _plain(state[op.target]))
-        if state == before:
+                wide[op.target] = shape.wide
+            else:
+                if old is not conflict and old != shape.rank:
+                    state[op.target] = conflict
+                wide[op.target] = _both_wide(wide[op.target], shape.wide)
+            facts.shapes[op.target] = joined(op.target)
+        if (state, wide) == before:
+            settled = True
             break
     for name in multi:
         rank = state.get(name)
         if rank == 0 and rank is not conflict:
             facts.shapes[name] = SCALAR  # every definition gives a scalar: shape ()
         else:
-            facts.shapes[name] = Shape(frozenset({name}), None if rank is conflict else rank)
+            facts.shapes[name] = joined(name) if settled else Shape(frozenset({name}), _plain(rank))
     for stmt in assigns:
         _update_ranks(facts.ops[stmt], facts)
         facts.op_shapes[id(stmt)] = _result_shape(facts.ops[stmt], facts)
+
+
+def _both_wide(a: tuple[bool, ...] | None, b: tuple[bool, ...] | None) -> tuple[bool, ...] | None:
+    """The axes known not to have length 1 in both of two values (of one rank)."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(x and y for x, y in zip(a, b))
 
 
 def _plain(rank: Any) -> int | None:
@@ -653,7 +701,110 @@ def _result_shape(op: Op, facts: Facts) -> Shape:
     rank = rule.rank(op.ctx) if rule.rank else None
     if rank == 0:
         return SCALAR
+    wide = _result_wide(op, facts, rank)
+    if op.key == "getitem":
+        token = _slice_token(op, facts)
+        if token is not None:
+            return Shape(frozenset({token}), rank, wide)
     if rule.elementwise:
         key = frozenset().union(*(facts.shape(a).key for a in op.args.values()))
-        return Shape(key, rank)
-    return Shape(frozenset({op.target}), rank)
+        return Shape(key, rank, wide)
+    return Shape(frozenset({op.target}), rank, wide)
+
+
+def _slice_token(op: Op, facts: Facts) -> str | None:
+    """A broadcast key shared by slices that provably have one shape: ``x[1:]`` and
+    ``x[:-1]`` both have ``len(x) - 1`` rows, whatever ``x``'s length. Each part of the
+    index is ``:`` or a step-1 slice from a start >= 0 to an end < 0 (or none), whose
+    length is the axis's less ``start - end``; ``x`` is a value given once."""
+    x = op.args.get("x")
+    if not isinstance(x, ast.Name) or facts.shape(x).rank is None:
+        return None
+    base = facts.shape(x).key
+    params = {a.arg for a in facts.params}
+    for n in base:  # names given one value (parameters and single definitions)
+        defs = facts.definitions.get(n, [])
+        if (n in params and defs) or len(defs) > 1 or any(depth > 0 for _, depth in defs):
+            return None
+    index = op.ctx.index
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    offsets = []
+    for part in parts:
+        if not isinstance(part, ast.Slice) or part.step is not None:
+            return None
+        start, end = _int_const(part.lower, 0), _int_const(part.upper, 0)
+        if start is None or end is None or start < 0 or end > 0:
+            return None
+        if part.upper is not None and end == 0:
+            return None  # x[:0] is empty
+        offsets.append(str(start - end))
+    if all(o == "0" for o in offsets):
+        return None  # the whole of x: a copy, whose key is x's own
+    return "{" + ",".join(sorted(base)) + "}[" + ",".join(offsets) + "]"
+
+
+def _int_const(node: ast.expr | None, default: int) -> int | None:
+    if node is None:
+        return default
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return None
+
+
+def _result_wide(op: Op, facts: Facts, rank: int | None) -> tuple[bool, ...] | None:
+    """Which axes of an operation's result are known not to have length 1, from its
+    operands' (broadcasting, ``@``, ``.T``, and indexing with integers and ``:``)."""
+    if rank is None:
+        return None
+    operands = [facts.shape(op.args[p]) for p in op.rule.params if p in op.args]
+    if op.rule.elementwise:
+        if any(s.rank is None or s.rank > rank for s in operands):
+            return None
+        wide = [False] * rank
+        for s in operands:  # aligned on the right, as numpy broadcasts
+            for i, w in enumerate(s.wide or ()):
+                wide[rank - s.rank + i] |= w
+        return tuple(wide)
+    if op.key in (ast.MatMult, np.matmul) and len(operands) == 2:
+        a, b = (s.wide for s in operands)
+        if a is None or b is None or not a or not b:
+            return None
+        if len(b) == 1:  # a matrix (or a stack of them) times a vector
+            out = a[:-1]
+        elif len(a) == 1:
+            out = b[:-2] + b[-1:]
+        else:  # the stacks broadcast; then rows of a, columns of b
+            batch = max(len(a), len(b)) - 2
+            stack = [False] * batch
+            for w in (a[:-2], b[:-2]):
+                for i, x in enumerate(w):
+                    stack[batch - len(w) + i] |= x
+            out = (*stack, a[-2], b[-1])
+        return tuple(out) if len(out) == rank else None
+    if op.key == ("attr", "T") and operands and operands[0].wide is not None:
+        return tuple(reversed(operands[0].wide))
+    if op.key == "getitem" and operands and operands[0].wide is not None:
+        index = op.ctx.index
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        wide = list(operands[0].wide)
+        if len(parts) > len(wide):
+            return None
+        kept = []
+        for i, part in enumerate(parts):
+            if isinstance(part, ast.Slice) and not (part.lower or part.upper or part.step):
+                kept.append(wide[i])  # `:` keeps the axis
+            elif not (
+                (isinstance(part, ast.Constant) and type(part.value) is int)
+                or (isinstance(part, ast.Name) and part.id in facts.loop_indices)
+            ):
+                return None
+        out = tuple(kept) + tuple(wide[len(parts) :])
+        return out if len(out) == rank else None
+    return None

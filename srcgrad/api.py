@@ -147,10 +147,14 @@ class Derivative:
             )
         return self._wrappers[key]
 
-    def _derived(self, ranks: dict[str, Any], backend: Backend) -> pipeline.Derived:
-        """The generated code for arguments of these ranks (pytrees: their structures)."""
+    def _derived(
+        self, ranks: dict[str, Any], backend: Backend, wide: frozenset[str] = frozenset()
+    ) -> pipeline.Derived:
+        """The generated code for arguments of these ranks (pytrees: their structures),
+        where the ``wide`` ones have no axis of length 1."""
         ranks_key = tuple(ranks.get(p) for p in self._params)
-        key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key, self.has_aux)
+        wide = wide if self._inner is None else frozenset()
+        key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key, wide, self.has_aux)
         target = self._target(ranks, backend)
         entry = _CACHE.get(target)
         if entry is None or not entry.is_current(target):
@@ -169,7 +173,9 @@ class Derivative:
                 if entry.norm is None:
                     entry.norm = pipeline.front(target)
                 norm = entry.norm
-            derived = pipeline.derive(norm, self._generated_kind, self.wrt, ranks, backend)
+            derived = pipeline.derive(
+                norm, self._generated_kind, self.wrt, ranks, backend, wide=wide
+            )
             entry.derived[key] = derived
         self._last = derived
         return derived
@@ -232,7 +238,8 @@ class Derivative:
             if backend.name == "dask" and extras:  # numpy tangents or cotangent: dask too
                 extras = [pytree.map_leaves(_lazy, e) for e in extras]
             ranks = {p: _rank(v) for p, v in zip(self._params, values)}
-            derived = self._derived(ranks, backend)
+            wide = frozenset(p for p, v in zip(self._params, values) if _is_wide(v))
+            derived = self._derived(ranks, backend, wide)
             if quick is not None and self._inner is None:  # with the entry it came from
                 self._quick[quick] = (_CACHE[self.__wrapped__], derived)
         if self.kind in ("grad", "value_and_grad") and self.mode == "forward":
@@ -364,12 +371,24 @@ def _quick_key(args: tuple) -> tuple | None:
     for a in args:
         t = type(a)
         if t is np.ndarray:
-            key.append((a.ndim, a.dtype.char))
+            key.append((a.ndim, a.dtype.char, 1 in a.shape))
         elif t is float or t is int or t is bool or isinstance(a, np.generic):
             key.append(t)
         else:
             return None
     return tuple(key)
+
+
+def _is_wide(value: Any) -> bool:
+    """Whether ``value`` is an array with no axis of length 1 (the generated code may
+    then rely on broadcasting never stretching one of its axes)."""
+    shape = getattr(value, "shape", None)
+    return (
+        isinstance(shape, tuple)
+        and len(shape) > 0
+        and all(isinstance(n, int) and n != 1 for n in shape)
+        and not pytree.is_node(value)
+    )
 
 
 def _rank(value: Any) -> int | str | None:

@@ -209,5 +209,12 @@ def _tangent(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
     for term in terms[1:]:
         expr = builder.call(op.rule.combine, expr, term) if op.rule.combine else add(expr, term)
     if op.rule.elementwise and builder.key(expr) != facts.op_shapes[id(stmt)].key:
-        expr = builder.call("broadcast_like", expr, name(op.target))
+        read = {
+            builder.primal_of.get(n.id, n.id) for n in ast.walk(expr) if isinstance(n, ast.Name)
+        }
+        if not any(  # a term over an operand with the result's shape has that shape
+            isinstance(a, ast.Name) and a.id in read and facts.fills(a, stmt)
+            for a in op.args.values()
+        ):
+            expr = builder.call("broadcast_like", expr, name(op.target))
     return assign(builder.tangent(op.target), expr)

@@ -9,7 +9,8 @@ them to a fixed point:
   becomes ``v = c`` (nothing reads ``v`` in between);
 - :func:`propagate_copies`: ``a = b`` or ``a = 1.0`` is substituted into
   the later uses of ``a``, or renames the single definition of ``b``;
-- :func:`simplify`: ``g * 1.0`` is ``g``, ``-(-g)`` is ``g``, ``2 - 1`` is
+- :func:`double_repeated_terms`: ``v = e; v = v + e`` is ``v = e * 2``;
+- :func:`simplify`: ``g * 1.0 is ``g``, ``-(-g)`` is ``g``, ``2 - 1`` is
   ``1``, ``x ** 1`` is ``x``, ``a + -b`` is ``a - b``;
 - :func:`eliminate_dead_code`: assignments nobody reads, and comments whose
   block became empty, go;
@@ -49,6 +50,7 @@ def optimize(
         for step in (
             fold_first_accumulation,
             propagate_copies,
+            double_repeated_terms,
             drop_self_assignments,
             simplify,
             eliminate_dead_code,
@@ -510,6 +512,16 @@ class _Simplify(ast.NodeTransformer):
         ):
             flipped = ast.Sub() if isinstance(op, ast.Add) else ast.Add()
             return self.done(ast.BinOp(left=left, op=flipped, right=right.operand))
+        if (  # a + -b * c is a - b * c: (-b) * c is -(b * c) exactly
+            isinstance(op, (ast.Add, ast.Sub))
+            and isinstance(right, ast.BinOp)
+            and isinstance(right.op, (ast.Mult, ast.Div))
+            and isinstance(right.left, ast.UnaryOp)
+            and isinstance(right.left.op, ast.USub)
+        ):
+            flipped = ast.Sub() if isinstance(op, ast.Add) else ast.Add()
+            product = ast.BinOp(left=right.left.operand, op=right.op, right=right.right)
+            return self.done(ast.BinOp(left=left, op=flipped, right=product))
         if (
             isinstance(op, (ast.Mult, ast.Div))
             and isinstance(left, ast.UnaryOp)
@@ -551,6 +563,43 @@ def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bo
             block[k] = new
             changed = changed or simplifier.changed
     return body, changed
+
+
+def double_repeated_terms(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+    """``v = e`` then ``v = v + e`` is ``v = e * 2`` (both of ``x * x``'s operands give
+    ``x``'s adjoint the same term; doubling is exact).
+
+    Before::                 After::
+
+        q_bar = g * q            q_bar = g * q * 2
+        q_bar = q_bar + g * q
+    """
+    for block in blocks(body):
+        for i in range(len(block) - 1):
+            first, second = block[i], block[i + 1]
+            v = target(first)
+            if (
+                v is None
+                or not isinstance(first, ast.Assign)
+                or v in reads(first.value)
+                or target(second) != v
+                or not isinstance(second, ast.Assign)
+            ):
+                continue
+            value = second.value
+            if (
+                isinstance(value, ast.BinOp)
+                and isinstance(value.op, ast.Add)
+                and isinstance(value.left, ast.Name)
+                and value.left.id == v
+                and ast.dump(value.right) == ast.dump(first.value)
+                and _pure(first.value)
+            ):
+                doubled = ast.BinOp(left=first.value, op=ast.Mult(), right=ast.Constant(2))
+                block[i] = ast.Assign(targets=first.targets, value=doubled)
+                del block[i + 1]
+                return body, True
+    return body, False
 
 
 def drop_self_assignments(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:

@@ -237,12 +237,14 @@ def derive(
     ranks: dict[str, int | None] | None = None,
     backend: Backend = NUMPY,
     trace: dict[str, str] | None = None,
+    wide: frozenset[str] = frozenset(),
 ) -> Derived:
-    """Analyze, transform, optimize and emit one derivative of ``norm``."""
+    """Analyze, transform, optimize and emit one derivative of ``norm``. ``wide``: the
+    parameters whose arguments have no axis of length 1 (shapes the code may rely on)."""
     assert kind in KINDS, kind
     ranks = ranks or {}
     _count("analyze")
-    facts = analyze(norm, wrt, ranks, mode="jvp" if kind == "jvp" else "vjp")
+    facts = analyze(norm, wrt, ranks, mode="jvp" if kind == "jvp" else "vjp", wide=wide)
     if trace is not None:
         trace["analyze"] = _describe(facts)
     if kind != "vjp" and kind != "jvp" and facts.shape(facts.returned).rank not in (0, None):

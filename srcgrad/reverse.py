@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+from collections import Counter
 
 import numpy as np
 
@@ -187,9 +188,12 @@ class _Reverse:
         self.saves: dict[int, str] = {}  # id(statement) -> where it saves, outside loops
         # what the adjoint reads decides what is recorded; recording adds reads (a
         # branch replayed only to restore), so go round until nothing changes
+        self.uniform_ok = self._uniform_candidates()
+        self.levels: set[str] = set()  # names given scalars by _frozen
         for _ in range(10):
             self.shape_reads = []
             self.shapes = {}
+            self.uniform: dict[str, ast.expr] = {}  # see _uniform_contributions
             adjoint, _ = self._adjoint(self.core, self.norm.tree.body, 0)
             reads = [s for s in _flatten(adjoint) if not _is_zeroing(s)]
             needed = _loads([_without_shape_reads(s, self.builder) for s in reads]) | self.needed
@@ -666,14 +670,33 @@ class _Reverse:
                 p: self.remat.get(a.id, a) if isinstance(a, ast.Name) else a
                 for p, a in op.ctx.args.items()
             }
+            level = self.uniform.pop(v, None)
+            planned: dict[str, ast.expr] = {}
+            if level is not None:
+                planned, whole = self._uniform_contributions(stmt, args, level, out)
+                if not whole:  # the adjoint as an array after all, for the others
+                    full = builder.xp_call("full_like", name(v), level)
+                    full = builder.with_witnesses(full, self._witnesses(stmt))
+                    full, before = self._shape_only_seed(full, stmt)
+                    out.extend(before)
+                    out.append(assign(g.id, full))
             for param, atom in op.diff_args:
                 if not (isinstance(atom, ast.Name) and atom.id in self.active):
                     continue
-                ctx = dataclasses.replace(
-                    op.ctx, args=args, param=param, symbols=builder.symbols(g, v)
-                )
-                contribution = instantiate(op.rule.vjp[param], ctx)
-                if op.rule.elementwise and facts.shape(atom).key != facts.op_shapes[id(stmt)].key:
+                if atom.id in self.uniform:
+                    continue  # it holds the uniform adjoint passed on
+                if param in planned:
+                    contribution = planned[param]
+                else:
+                    ctx = dataclasses.replace(
+                        op.ctx, args=args, param=param, symbols=builder.symbols(g, v)
+                    )
+                    contribution = instantiate(op.rule.vjp[param], ctx)
+                    spread = self._spreads_uniformly(contribution, atom.id)
+                    if spread is not None:
+                        self.uniform[atom.id] = self._frozen(spread, stmt, out)
+                        continue
+                if op.rule.elementwise and not facts.fills(atom, stmt):
                     shape = self.shapes.get((id(stmt), atom.id))
                     if shape is None and atom.id in self.norm.temps:  # its operands' shapes
                         deep = self._shape_of(atom.id, stmt, depth=0, deep=True)
@@ -695,6 +718,124 @@ class _Reverse:
         if v in self.active and v not in self.simple:
             out.append(self._zero(v))  # the older value's adjoint starts at zero
         return out
+
+    # -- adjoints equal in every element ------------------------------------------------
+    def _uniform_candidates(self) -> set[str]:
+        """Temporaries whose adjoint may be held as one scalar standing for every element
+        (``np.sum(t)``'s gradient is ``g`` everywhere): given once, at the top level, read
+        once, by an elementwise operation, so the scalar reaches that operation's adjoint
+        and nothing else."""
+        reads: dict[str, int] = {}
+        for stmt, _ in walk_block(self.core):
+            for n in _uses(stmt):
+                reads[n] = reads.get(n, 0) + 1
+        for n in _uses(self.norm.tree.body[-1]):
+            reads[n] = reads.get(n, 0) + 1
+        top = {id(s) for s in self.norm.tree.body}
+        out = set()
+        for v in self.norm.temps & self.active & self.simple:
+            defs = self.facts.definitions.get(v, [])
+            if len(defs) != 1 or id(defs[0][0]) not in top or reads.get(v) != 1:
+                continue
+            op = self.facts.ops.get(defs[0][0])
+            if op and op.rule and op.rule.elementwise and op.ctx and op.call_args is None:
+                out.add(v)
+        return out
+
+    def _spreads_uniformly(self, contribution: ast.expr, u: str) -> ast.expr | None:
+        """The scalar ``s`` where ``contribution`` to ``u``'s adjoint is ``np.full_like(x,
+        s)`` and ``u`` may hold it as a scalar (:meth:`_uniform_candidates`)."""
+        if u not in self.uniform_ok:
+            return None
+        c = contribution
+        if not (
+            isinstance(c, ast.Call)
+            and isinstance(c.func, ast.Attribute)
+            and c.func.attr == "full_like"
+            and len(c.args) == 2
+            and not c.keywords
+            and self._scalar(c.args[1])
+        ):
+            return None
+        return c.args[1]
+
+    def _scalar(self, expr: ast.expr) -> bool:
+        """Whether ``expr`` is provably a scalar: constants, names of rank 0, sizes."""
+        if isinstance(expr, ast.Constant):
+            return isinstance(expr.value, (int, float))
+        if isinstance(expr, ast.Name):
+            if expr.id in self.levels:
+                return True
+            v = self.builder.primal_of.get(expr.id, expr.id)
+            return self.facts.shape(ast.Name(id=v)).rank == 0
+        if isinstance(expr, ast.BinOp):
+            return self._scalar(expr.left) and self._scalar(expr.right)
+        if isinstance(expr, ast.UnaryOp):
+            return self._scalar(expr.operand)
+        return (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr in ("size", "prod")
+            and not expr.keywords
+            and len(expr.args) == 1
+        )
+
+    def _frozen(self, expr: ast.expr, stmt: ast.Assign, out: list[ast.stmt]) -> ast.expr:
+        """``expr`` (a scalar), or a new name given its value now (at ``stmt``'s
+        adjoint): names it reads may change before the adjoint that reads it runs."""
+        if isinstance(expr, ast.Constant):
+            return expr
+        level = self.builder.namer.fresh("level")
+        self.levels.add(level)
+        out.append(assign(level, self.builder.with_witnesses(expr, self._witnesses(stmt))))
+        return name(level)
+
+    def _uniform_contributions(
+        self, stmt: ast.Assign, args: dict[str, ast.expr], level: ast.expr, out: list[ast.stmt]
+    ) -> tuple[dict[str, ast.expr], bool]:
+        """The contributions of ``stmt``'s elementwise adjoint that may read the scalar
+        ``level`` its result's adjoint is in every element, and whether all may (if not,
+        the others read it as an array). A contribution that reads an operand with the
+        result's shape (or the result) has that shape with the scalar too; one that
+        reads only scalars is passed on as its operand's uniform adjoint, where the
+        operand has the result's shape and may hold one (:meth:`_uniform_candidates`)."""
+        facts, builder = self.facts, self.builder
+        op = facts.ops[stmt]
+        full = {op.target} | {
+            a.id for a in op.args.values() if isinstance(a, ast.Name) and facts.fills(a, stmt)
+        }
+        planned: dict[str, ast.expr] = {}
+        passed: dict[str, ast.expr] = {}
+        whole = True
+        for param, atom in op.diff_args:
+            if not (isinstance(atom, ast.Name) and atom.id in self.active):
+                continue
+            symbols = builder.symbols(copy.deepcopy(level), op.target)
+            ctx = dataclasses.replace(op.ctx, args=args, param=param, symbols=symbols)
+            contribution = instantiate(op.rule.vjp[param], ctx)
+            read = {
+                builder.primal_of.get(n.id, n.id)
+                for n in ast.walk(contribution)
+                if isinstance(n, ast.Name)
+            }
+            if read & full:
+                planned[param] = contribution
+            elif (
+                self._scalar(contribution)
+                and atom.id in full
+                and atom.id in self.uniform_ok
+                and atom.id not in passed
+            ):
+                passed[atom.id] = contribution
+            else:
+                whole = False
+        reads = Counter(a.id for _, a in op.diff_args if isinstance(a, ast.Name))
+        for u, contribution in passed.items():
+            if reads[u] == 1:  # (x * x: one form for both of x's adjoints)
+                self.uniform[u] = self._frozen(contribution, stmt, out)
+            else:
+                whole = False
+        return planned, whole
 
     def _shape_only_seed(self, expr: ast.expr, stmt: ast.Assign) -> tuple[ast.expr, list[ast.stmt]]:
         """``np.full_like(t, g)`` (and ``np.size(t)``) read only the shape and dtype of a

@@ -499,15 +499,18 @@ register(
 )
 
 # -- no derivative -------------------------------------------------------------------------
-nondiff([np.shape, np.ndim, np.size, builtins.len])
+# a shape is a tuple of ints: a sequence (rank 1), so `x.shape[0]` is a number (rank 0)
+nondiff([np.shape], rank=lambda ctx: 1)
+nondiff([np.ndim, np.size, builtins.len], rank=lambda ctx: 0)
 nondiff(
     [np.zeros_like, np.ones_like, np.empty_like],
     params=("x", "dtype", "order", "subok", "shape"),
     defaults={"dtype": None, "order": "K", "subok": True, "shape": None},
 )
 nondiff([np.sign], params=("x",))
-for _attr in ("shape", "ndim", "size", "dtype"):
-    nondiff(("attr", _attr))
+nondiff(("attr", "shape"), rank=lambda ctx: 1)
+nondiff([("attr", "ndim"), ("attr", "size")], rank=lambda ctx: 0)
+nondiff(("attr", "dtype"))
 
 # -- xs.pop(): generated reverse-mode code pops its tape; forward mode pops the tangents too --
 register(("method", "pop"), Rule(name=".pop()", params=("x",), jvp={"x": linear}))
