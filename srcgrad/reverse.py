@@ -440,7 +440,9 @@ class _Reverse:
                 out.append(new)
             elif isinstance(stmt, (ast.For, ast.While)):
                 counter = self._counter(stmt)
-                body = self._primal(stmt.body, depth + 1)
+                hoisted = self._hoistable(stmt.body)
+                out.extend(copy.deepcopy(s) for s in hoisted)
+                body = self._primal([s for s in stmt.body if s not in hoisted], depth + 1)
                 if counter:
                     if depth > 0:
                         self.counter_presets.add(counter)  # bound before its first push
@@ -453,6 +455,40 @@ class _Reverse:
                 out.append(new)
             else:
                 out.append(copy.deepcopy(stmt))
+        return out
+
+    def _hoistable(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        """Statements of a loop's body computing the same number on every trip by
+        arithmetic that cannot fail (``t = -k``, ``c = dt * k`` on scalars): the
+        primal computes them once, before the loop."""
+        out = []
+        read_before: set[str] = set()
+        for stmt in body:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+                v = stmt.targets[0].id
+                value = stmt.value
+                cheap = (
+                    isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd))
+                ) or (
+                    isinstance(value, ast.BinOp)
+                    and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult))
+                )
+                operands = [n for n in ast.iter_child_nodes(value) if isinstance(n, ast.expr)]
+                if (
+                    cheap
+                    and v in self.invariant
+                    and v not in read_before
+                    and all(
+                        isinstance(a, ast.Constant)
+                        and type(a.value) in (int, float)
+                        or isinstance(a, ast.Name)
+                        and self.facts.shape(a).rank == 0
+                        for a in operands
+                    )
+                ):
+                    out.append(stmt)
+            for node in [stmt] + [n for n in ast.walk(stmt) if isinstance(n, ast.stmt)]:
+                read_before.update(_uses(node))
         return out
 
     # -- calls to user functions ------------------------------------------------------------

@@ -509,3 +509,22 @@ def test_local_named_np_does_not_hide_the_array_module():
     assert gz.shape == (2, 2) and not np.any(gz)
     value, tangent = srcgrad.jvp(collide_np, wrt=(0, 1))(2.0, 3.0, 4.0, 1.0, 0.0)
     assert value == pytest.approx(24.0) and tangent == pytest.approx(12.0)
+
+
+def damped(k, x, v, dt, n):
+    for _ in range(n):
+        a = -k * x - 0.1 * v
+        x = x + dt * v
+        v = v + dt * a
+    return x * x
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_loop_invariant_scalar_arithmetic_is_computed_before_the_loop(n):
+    check_grads(damped, (2.0, 1.0, 0.5, 0.1, n), wrt=(0, 1, 2))
+    d = srcgrad.grad(damped)
+    d(2.0, 1.0, 0.5, 0.1, n)
+    function = function_def(d.source)
+    loop = next(s for s in function.body if isinstance(s, ast.For))
+    before = ast.unparse(function.body[: function.body.index(loop)])
+    assert "= -k" in before and "-k" not in ast.unparse(loop)
