@@ -345,6 +345,8 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
             a = target(stmt)
             if a is None or a in params or assigned[a] != 1:
                 continue
+            if not isinstance(stmt.value, (ast.Name, ast.Constant)):
+                continue  # (no copy: skip the count of reads below)
             rest = block[i + 1 :]
             later_uses = sum(1 for s in rest for n in reads(s) if n == a)
             if later_uses != uses[a]:
@@ -574,8 +576,11 @@ def double_repeated_terms(body: list[ast.stmt], params: set[str]) -> tuple[list[
         q_bar = g * q            q_bar = g * q * 2
         q_bar = q_bar + g * q
     """
+    changed = False
     for block in blocks(body):
-        for i in range(len(block) - 1):
+        i = -1
+        while i + 2 < len(block):
+            i += 1
             first, second = block[i], block[i + 1]
             v = target(first)
             if (
@@ -598,8 +603,8 @@ def double_repeated_terms(body: list[ast.stmt], params: set[str]) -> tuple[list[
                 doubled = ast.BinOp(left=first.value, op=ast.Mult(), right=ast.Constant(2))
                 block[i] = ast.Assign(targets=first.targets, value=doubled)
                 del block[i + 1]
-                return body, True
-    return body, False
+                changed = True
+    return body, changed
 
 
 def drop_self_assignments(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
