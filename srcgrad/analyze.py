@@ -255,6 +255,10 @@ def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:
     state: dict[str, int | None] = {}  # absent: not known yet
     wide: dict[str, tuple[bool, ...] | None] = {}
     conflict = object()
+    for param in facts.params:  # a parameter's first value is its argument
+        if param.arg in multi and param.arg in facts.shapes:
+            state[param.arg] = facts.shapes[param.arg].rank
+            wide[param.arg] = facts.shapes[param.arg].wide
 
     def joined(name: str) -> Shape:
         rank = _plain(state.get(name))
