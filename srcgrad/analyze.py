@@ -152,12 +152,13 @@ def analyze(
     wrt: list[str],
     ranks: dict[str, Any],
     mode: str | None = None,
-    wide: frozenset[str] = frozenset(),
+    wide: dict[str, tuple[bool, ...]] | None = None,
 ) -> Facts:
     """Classify every statement, then compute shapes and activity. ``mode`` ("jvp" or
     "vjp"): the transform that follows, where a runtime helper has a rule for the other
-    one only (its source is differentiated instead). ``wide``: parameters whose arguments
-    are arrays with no axis of length 1."""
+    one only (its source is differentiated instead). ``wide``: for array parameters, which
+    axes of their arguments are not of length 1."""
+    wide = wide or {}
     facts = Facts(mode=mode, params=list(norm.tree.args.args))
     env = norm.parsed.env
     for name, value in env.items():
@@ -170,7 +171,9 @@ def analyze(
             facts.trees[param.arg] = rank
             rank = None
         key = frozenset() if rank == 0 else frozenset({param.arg})
-        known = (True,) * rank if param.arg in wide and isinstance(rank, int) else None
+        known = wide.get(param.arg)
+        if not isinstance(rank, int) or known is None or len(known) != rank:
+            known = None
         facts.shapes[param.arg] = Shape(key, rank, () if rank == 0 else known)
     body = norm.tree.body
     ret = body[-1]

@@ -148,12 +148,12 @@ class Derivative:
         return self._wrappers[key]
 
     def _derived(
-        self, ranks: dict[str, Any], backend: Backend, wide: frozenset[str] = frozenset()
+        self, ranks: dict[str, Any], backend: Backend, wide: tuple | None = None
     ) -> pipeline.Derived:
-        """The generated code for arguments of these ranks (pytrees: their structures),
-        where the ``wide`` ones have no axis of length 1."""
+        """The generated code for arguments of these ranks (pytrees: their structures)
+        and, in ``wide``, for each array argument, which of its axes are not of length 1."""
         ranks_key = tuple(ranks.get(p) for p in self._params)
-        wide = wide if self._inner is None else frozenset()
+        wide = wide if self._inner is None and wide is not None else ()
         key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key, wide, self.has_aux)
         target = self._target(ranks, backend)
         entry = _CACHE.get(target)
@@ -174,7 +174,7 @@ class Derivative:
                     entry.norm = pipeline.front(target)
                 norm = entry.norm
             derived = pipeline.derive(
-                norm, self._generated_kind, self.wrt, ranks, backend, wide=wide
+                norm, self._generated_kind, self.wrt, ranks, backend, wide=dict(wide)
             )
             entry.derived[key] = derived
         self._last = derived
@@ -238,7 +238,7 @@ class Derivative:
             if backend.name == "dask" and extras:  # numpy tangents or cotangent: dask too
                 extras = [pytree.map_leaves(_lazy, e) for e in extras]
             ranks = {p: _rank(v) for p, v in zip(self._params, values)}
-            wide = frozenset(p for p, v in zip(self._params, values) if _is_wide(v))
+            wide = tuple((p, w) for p, w in zip(self._params, map(_wide_axes, values)) if w)
             derived = self._derived(ranks, backend, wide)
             if quick is not None and self._inner is None:  # with the entry it came from
                 self._quick[quick] = (_CACHE[self.__wrapped__], derived)
@@ -289,6 +289,9 @@ class Derivative:
         indices = [self._params.index(w) for w in self.wrt]
         wrt_values = [values[i] for i in indices]
         zeros = [_zero_tangent(v) for v in wrt_values]
+        # a call with dask arrays: every derivative stays lazy (a float's and a numpy
+        # array's too), stacked at the end; computing each would compute the graph
+        lazy = any(is_dask(leaf) for v in values for leaf in pytree.leaves(v))
         value = None
         grads = []
         for k, tree in enumerate(wrt_values):
@@ -296,11 +299,10 @@ class Derivative:
             leaf_grads = []
             for j, v in enumerate(flat):
                 dtype = v.dtype if getattr(v, "dtype", None) is not None else np.float64
-                lazy = is_dask(v)  # dask: the derivatives stay lazy, stacked at the end
                 grad = np.zeros(np.shape(v), dtype=dtype) if not lazy else []
                 for index in np.ndindex(np.shape(v)):
-                    if isinstance(v, np.ndarray) or lazy:
-                        basis = np.zeros_like(v) if not lazy else _module_of(v).zeros_like(v)
+                    if isinstance(v, np.ndarray) or is_dask(v):
+                        basis = _module_of(v).zeros_like(v)
                         basis[index] = 1
                     else:
                         basis = type(v)(1.0)
@@ -325,7 +327,12 @@ class Derivative:
                     else:
                         grad[index] = float(dout)  # a host number, whatever the backend
                 if lazy:
-                    grad = _module_of(v).stack(grad).reshape(np.shape(v)) if grad else v * 0
+                    xp = dask_numpy()
+                    grad = (
+                        xp.stack([xp.asarray(d) for d in grad]).reshape(np.shape(v))
+                        if grad
+                        else xp.zeros_like(v)
+                    )
                 leaf_grads.append(_like(grad, v))
             grads.append(_unflatten(tree, leaf_grads))
         if not wrt_values or value is None:
@@ -371,7 +378,7 @@ def _quick_key(args: tuple) -> tuple | None:
     for a in args:
         t = type(a)
         if t is np.ndarray:
-            key.append((a.ndim, a.dtype.char, 1 in a.shape))
+            key.append((a.ndim, a.dtype.char, _wide_axes(a)))
         elif t is float or t is int or t is bool or isinstance(a, np.generic):
             key.append(t)
         else:
@@ -379,16 +386,15 @@ def _quick_key(args: tuple) -> tuple | None:
     return tuple(key)
 
 
-def _is_wide(value: Any) -> bool:
-    """Whether ``value`` is an array with no axis of length 1 (the generated code may
-    then rely on broadcasting never stretching one of its axes)."""
+def _wide_axes(value: Any) -> tuple[bool, ...] | None:
+    """For an array, which of its axes are not of length 1 (broadcasting never stretches
+    them, which the generated code may rely on); None for anything else."""
     shape = getattr(value, "shape", None)
-    return (
-        isinstance(shape, tuple)
-        and len(shape) > 0
-        and all(isinstance(n, int) and n != 1 for n in shape)
-        and not pytree.is_node(value)
-    )
+    if not isinstance(shape, tuple) or pytree.is_node(value):
+        return None
+    if not all(isinstance(n, int) for n in shape):
+        return None  # (dask: an axis of unknown length)
+    return tuple(n != 1 for n in shape) if any(n != 1 for n in shape) else None
 
 
 def _rank(value: Any) -> int | str | None:

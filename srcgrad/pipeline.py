@@ -237,14 +237,15 @@ def derive(
     ranks: dict[str, int | None] | None = None,
     backend: Backend = NUMPY,
     trace: dict[str, str] | None = None,
-    wide: frozenset[str] = frozenset(),
+    wide: dict[str, tuple[bool, ...]] | None = None,
 ) -> Derived:
-    """Analyze, transform, optimize and emit one derivative of ``norm``. ``wide``: the
-    parameters whose arguments have no axis of length 1 (shapes the code may rely on)."""
+    """Analyze, transform, optimize and emit one derivative of ``norm``. ``wide``: for
+    array parameters, which axes of their arguments are not of length 1 (shapes the
+    code may rely on)."""
     assert kind in KINDS, kind
     ranks = ranks or {}
     _count("analyze")
-    facts = analyze(norm, wrt, ranks, mode="jvp" if kind == "jvp" else "vjp", wide=wide)
+    facts = analyze(norm, wrt, ranks, mode="jvp" if kind == "jvp" else "vjp", wide=wide or {})
     if trace is not None:
         trace["analyze"] = _describe(facts)
     if kind != "vjp" and kind != "jvp" and facts.shape(facts.returned).rank not in (0, None):

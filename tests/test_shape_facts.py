@@ -133,3 +133,18 @@ def test_a_product_of_a_value_with_itself_doubles_one_term():
     source = generated(square, np.arange(1.0, 4.0))
     assert "x * 2" in source and "full_like" not in source
     np.testing.assert_allclose(srcgrad.grad(square)(np.arange(1.0, 4.0)), [2.0, 4.0, 6.0])
+
+
+def single_feature(x, W, c):
+    return np.sum(np.tanh(x @ W + c))
+
+
+def test_axes_are_known_one_by_one():
+    # x (3, 1) and W (1, 4) have length-1 axes, but x @ W's axes (3 and 4) do not
+    x, W = np.linspace(-1.0, 1.0, 3)[:, None], np.linspace(0.5, 1.0, 4)[None, :]
+    check_grads(single_feature, (x, W, np.ones((3, 4))), wrt=(0, 1, 2))
+    source = generated(single_feature, x, W, np.ones((3, 4)), wrt=(0, 1))
+    assert "unbroadcast" not in source and "matmul_shape" not in source
+    source = generated(single_feature, x, W, np.ones(4), wrt=(0, 1, 2))
+    assert "unbroadcast" in source  # c (4,) is stretched over x @ W's rows
+    check_grads(single_feature, (x, W, np.ones(4)), wrt=(0, 1, 2))
