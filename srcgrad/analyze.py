@@ -98,6 +98,8 @@ class Facts:
     trees: dict[str, Any] = field(default_factory=dict)
     mode: str | None = None  # the transform these facts are for, "jvp" or "vjp"
     params: list[ast.arg] = field(default_factory=list)
+    #: names given once a tuple or list display: how many elements it has
+    lengths: dict[str, int] = field(default_factory=dict)
 
     @property
     def active(self) -> set[str]:
@@ -200,6 +202,13 @@ def analyze(
         if defs and all(makes_sequence(facts.ops.get(s)) for s, _ in defs)
     }
     _tree_parts(facts, assigns, trees)
+    for name, defs in facts.definitions.items():
+        if len(defs) == 1 and isinstance(defs[0][0], ast.Assign):
+            value = defs[0][0].value
+            if isinstance(value, (ast.Tuple, ast.List)) and isinstance(
+                defs[0][0].targets[0], ast.Name
+            ):
+                facts.lengths[name] = len(value.elts)
     facts.sequences |= {  # pytree parameters and their containers, unless given other values
         p
         for p, s in facts.trees.items()
@@ -327,6 +336,8 @@ def _update_ranks(op: Op, facts: Facts) -> None:
         return
     for p, a in op.args.items():
         op.ctx.ranks[p] = facts.shape(a).rank
+        if isinstance(a, ast.Name) and a.id in facts.lengths:
+            op.ctx.ranks[f"len:{p}"] = facts.lengths[a.id]
     for key in op.ctx.ranks:
         if key.startswith("index:"):
             op.ctx.ranks[key] = facts.shape(ast.Name(id=key[6:])).rank

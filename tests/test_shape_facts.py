@@ -148,3 +148,17 @@ def test_axes_are_known_one_by_one():
     source = generated(single_feature, x, W, np.ones(4), wrt=(0, 1, 2))
     assert "unbroadcast" in source  # c (4,) is stretched over x @ W's rows
     check_grads(single_feature, (x, W, np.ones(4)), wrt=(0, 1, 2))
+
+
+def hidden_state(x, W):
+    h = np.zeros((x.shape[0], W.shape[1]))
+    for _ in range(3):
+        h = np.tanh(h @ W.T @ W + x @ W)
+    return np.sum(h)
+
+
+def test_zeros_of_a_tuple_of_names_has_that_many_axes():
+    x, W = np.linspace(-1.0, 1.0, 6).reshape(2, 3), np.linspace(0.1, 0.4, 12).reshape(3, 4)
+    check_grads(hidden_state, (x, W), wrt=(0, 1))
+    source = generated(hidden_state, x, W, wrt=(0, 1))
+    assert "matmul_vjp" not in source and "dot_vjp" not in source  # h's rank is known: 2

@@ -76,6 +76,13 @@ class Context:
     def rank(self, name: str) -> int | None:
         return self.ranks.get(name)
 
+    def length(self, name: str) -> int | None:
+        """How many numbers argument ``name`` (a shape) holds where analysis knows: one
+        for a number, the count of a tuple display ``(n, m)``."""
+        if self.ranks.get(name) == 0:
+            return 1
+        return self.ranks.get(f"len:{name}")
+
 
 @dataclass
 class Rule:

@@ -68,7 +68,7 @@ def _broadcast_to_rank(ctx: Context) -> int | None:
     try:
         return _count(ctx.static("shape"))
     except NotStatic:
-        return None
+        return ctx.length("shape")
 
 
 def _at_least(k: int):
@@ -125,8 +125,8 @@ def _arg_reduced_rank(ctx: Context) -> int | None:
 def _shape_rank(ctx: Context) -> int | None:
     try:
         return _count(ctx.static("shape"))
-    except NotStatic:
-        return None
+    except NotStatic:  # (n, m) of names, or one number n
+        return ctx.length("shape")
 
 
 # -- registering --------------------------------------------------------------------------
