@@ -47,8 +47,11 @@ NUMPY = Backend("numpy", np)
 #
 # The one per-backend table: generated code and the runtime helpers call ``np.X`` for the
 # module they were compiled for. dask.array has no ``size``, ``broadcast_shapes`` or
-# ``ufunc.at``, and its ``shape``/``ndim`` accept arrays only, so the dask backend's module
-# is dask.array with these filled in (``_dask_fills``); everything else is dask.array's own.
+# ``ufunc.at``, its ``shape``/``ndim``, reductions and a few more accept dask arrays only
+# (numpy's also take Python numbers), its ``nonzero`` of a numpy array is a dask array of
+# unknown size and its ``linalg.cholesky`` gives the upper factor, so the dask backend's
+# module is dask.array with these filled in (``_dask_fills``); everything else is
+# dask.array's own.
 
 
 def _dask_shape(a: Any) -> tuple:
@@ -104,18 +107,29 @@ def _dask_copy(a: Any) -> Any:
     return a.copy() if hasattr(a, "chunks") else np.copy(a)
 
 
-def _on_dask_or_numpy(name: str) -> Any:
+def _on_dask_or_numpy(name: str, dask_name: str | None = None, arrays: str = "dask") -> Any:
     """dask.array's ``name`` for dask arrays, numpy's for anything else (a list of shape
-    entries, a Python number): dask.array's functions take arrays only."""
+    entries, a Python number): dask.array's functions take arrays only. With ``arrays=
+    "any"``, dask.array's for numpy arrays and scalars too (lazy, as elsewhere on dask)."""
     import dask.array
 
-    lazy, eager = getattr(dask.array, name), getattr(np, name)
+    lazy, eager = getattr(dask.array, dask_name or name), getattr(np, name)
 
     def function(a: Any, *args: Any, **kwargs: Any) -> Any:
-        return lazy(a, *args, **kwargs) if hasattr(a, "chunks") else eager(a, *args, **kwargs)
+        if hasattr(a, "chunks") or (arrays == "any" and hasattr(a, "dtype")):
+            return lazy(a, *args, **kwargs)
+        if _holds_dask(a):  # a list or tuple of dask arrays (numpy's would compute them)
+            return lazy(dask.array.asarray(a), *args, **kwargs)
+        return eager(a, *args, **kwargs)
 
     function.__name__ = function.__qualname__ = name
     return function
+
+
+def _holds_dask(a: Any) -> bool:
+    if isinstance(a, (list, tuple)):
+        return any(_holds_dask(v) for v in a)
+    return hasattr(a, "chunks")
 
 
 def _flat_when_no_axis(name: str) -> Any:
@@ -151,10 +165,15 @@ def _flat_when_no_axis_arg(name: str) -> Any:
 
 
 def _dask_reshape(a: Any, shape: Any, *args: Any, **kwargs: Any) -> Any:
+    """dask.array's ``reshape``, which also takes an int and reshapes empty arrays (the
+    adjoint of ``np.tile(x, 0)`` is one; dask's own fails on them)."""
     import dask.array
 
     shape = (shape,) if isinstance(shape, int) else shape
-    return dask.array.reshape(dask.array.asarray(a), shape, *args, **kwargs)
+    a = dask.array.asarray(a)
+    if 0 in a.shape:  # no elements to move: zeros of the new shape (-1 resolved by numpy)
+        return dask.array.zeros(np.empty(a.shape, bool).reshape(shape).shape, dtype=a.dtype)
+    return dask.array.reshape(a, shape, *args, **kwargs)
 
 
 def _dask_full_like(a: Any, fill_value: Any, *args: Any, shape: Any = None, **kwargs: Any) -> Any:
@@ -170,6 +189,14 @@ def _dask_full_like(a: Any, fill_value: Any, *args: Any, shape: Any = None, **kw
             for k, n in enumerate(shape)
         )
     return dask.array.full_like(a, fill_value, *args, shape=shape, **kwargs)
+
+
+def _dask_cholesky(a: Any, upper: bool = False) -> Any:
+    """``np.linalg.cholesky``: the lower factor unless ``upper`` (dask.array.linalg's
+    ``cholesky`` follows scipy and gives the upper one by default)."""
+    import dask.array
+
+    return dask.array.linalg.cholesky(a, lower=not upper)
 
 
 def _dask_identity(n: int, dtype: Any = None) -> Any:
@@ -208,10 +235,24 @@ class _DaskAdd:
                 "the adjoint of x[mask] for a dask array x and a boolean mask: its positions "
                 "are known only once the mask is computed; write np.where(mask, x, 0) instead"
             )
+        if 0 in positions.shape:  # index picks nothing: nothing to add (dask cannot ravel it)
+            return
         weights = da.broadcast_to(da.asarray(values), positions.shape).ravel()
         positions = positions.ravel().rechunk(weights.chunks)
         total = da.bincount(positions, weights=weights, minlength=size)
         out[...] = out + total.reshape(out.shape).astype(out.dtype).rechunk(out.chunks)
+
+
+#: dask.array functions that take arrays only, where numpy's twin also takes a Python
+#: number or a list: numpy's for those (``np.sum(y)`` of a float ``y`` in user code)
+_ARRAYS_ONLY = (
+    *("sum", "mean", "std", "var", "max", "min", "ptp", "argmax", "argmin"),
+    *("nansum", "nanprod", "nanmean", "nanstd", "nanvar", "nanmax", "nanmin"),
+    *("any", "all", "round", "around", "squeeze", "transpose"),
+)
+#: numpy's for anything but a dask array: the product of a shape; positions of a numpy mask
+#: (numpy's are of known size, as in the user's own code; dask.array's of unknown size)
+_EAGER_UNLESS_DASK = ("prod", "nonzero", "flatnonzero", "argwhere")
 
 
 def _dask_fills() -> dict[str, Any]:
@@ -225,7 +266,10 @@ def _dask_fills() -> dict[str, Any]:
         "split": _dask_split,
         "array_split": _dask_array_split,
         "copy": _dask_copy,
-        "prod": _on_dask_or_numpy("prod"),
+        **{name: _on_dask_or_numpy(name, arrays="any") for name in _ARRAYS_ONLY},
+        "amax": _on_dask_or_numpy("amax", "max", arrays="any"),
+        "amin": _on_dask_or_numpy("amin", "min", arrays="any"),
+        **{name: _on_dask_or_numpy(name) for name in _EAGER_UNLESS_DASK},
         "cumsum": _flat_when_no_axis("cumsum"),
         "cumprod": _flat_when_no_axis("cumprod"),
         "reshape": _dask_reshape,
@@ -233,9 +277,10 @@ def _dask_fills() -> dict[str, Any]:
         "repeat": _flat_when_no_axis_arg("repeat"),
         "identity": _dask_identity,
         "full_like": _dask_full_like,
-        "amax": dask.array.max,
-        "amin": dask.array.min,
         "add": _DaskAdd(dask.array.add),
+        "linalg": _Filled(
+            f"{__name__}.dask_array.linalg", dask.array.linalg, {"cholesky": _dask_cholesky}
+        ),
     }
 
 

@@ -460,14 +460,24 @@ def average_vjp_weights(g, x, ans, axis, weights, keepdims=False):
     return average_weights_adjoint(adjoint, weights, x, axis)
 
 
+def _diagonal_of_zeros(values, x, offset, axis1, axis2):
+    """Zeros shaped like ``x`` with ``values`` on the diagonal ``offset`` of the axes
+    ``axis1``, ``axis2``; written through one flat index, not through a view (dask.array
+    has no views, and assigns through one integer array at most)."""
+    zeros = np.moveaxis(np.zeros_like(x), (axis1, axis2), (-2, -1))
+    *batch, n, m = np.shape(zeros)
+    count = max(0, min(n + min(offset, 0), m - max(offset, 0)))
+    if count == 0:
+        return np.zeros_like(x)
+    k = np.arange(count)
+    flat = np.reshape(zeros, (*batch, n * m))
+    flat[..., (k + max(-offset, 0)) * m + k + max(offset, 0)] = values
+    return np.moveaxis(np.reshape(flat, (*batch, n, m)), (-2, -1), (axis1, axis2))
+
+
 def trace_vjp(g, x, offset=0, axis1=0, axis2=1):
     """Adjoint of ``np.trace(x, offset, axis1, axis2)``: ``g`` on that diagonal, 0 elsewhere."""
-    out = np.zeros_like(x)
-    view = np.moveaxis(out, (axis1, axis2), (-2, -1))  # writes go through to out
-    n, m = np.shape(view)[-2:]
-    k = np.arange(max(0, min(n + min(offset, 0), m - max(offset, 0))))
-    view[..., k - min(offset, 0), k + max(offset, 0)] = np.expand_dims(g, -1)
-    return out
+    return _diagonal_of_zeros(np.asarray(g)[..., None], x, offset, axis1, axis2)
 
 
 def _norm_kind(nd, ord, axis):
@@ -671,12 +681,7 @@ def kron_vjp(g, a, b, which):
 def diagonal_adjoint(g, x, offset=0, axis1=0, axis2=1):
     """Adjoint of ``np.diagonal(x, offset, axis1, axis2)`` (and of ``np.diag`` of a
     matrix): ``g`` written on that diagonal of zeros shaped like ``x``."""
-    out = np.zeros_like(x)
-    view = np.moveaxis(out, (axis1, axis2), (-2, -1))
-    n = np.shape(g)[-1]
-    rows = np.arange(n) + max(-offset, 0)
-    view[..., rows, rows + offset] = g
-    return out
+    return _diagonal_of_zeros(g, x, offset, axis1, axis2)
 
 
 def solve_jvp_a(g, a, b, ans):

@@ -4,8 +4,11 @@ Gradients of functions of dask arrays are dask arrays (lazy graphs): each test c
 the type before it calls ``.compute()``, and compares the computed values with the
 same computation on numpy arrays. One test runs a gradient on a dask.distributed
 cluster started inside the test (loopback only, shut down at the end). The rule
-table's one-argument rows (``test_rules*.py``) run on dask too, in float64: the
-vjp and the jvp on dask match numpy's; rows dask.array cannot run are skipped, saying why.
+table's rows (``test_rules*.py``: one-argument rows, rows with several arguments and
+the linalg rows) run on dask too, in float64: the vjp and the jvp on dask match
+numpy's; rows dask.array cannot run are skipped, saying why (and draws it cannot run,
+for rows it runs in part). So does the control-flow corpus (``corpus_control_flow.py``).
+Hypothesis draws 2 or 3 examples per row here: every row runs on numpy in its own file.
 """
 
 from __future__ import annotations
@@ -308,6 +311,21 @@ def test_gradient_of_a_python_float_argument_stays_lazy():
     assert float(got[1].compute()) == pytest.approx(want[1], rel=1e-12)
 
 
+def test_forward_gradient_of_a_python_float_argument_stays_lazy():
+    # grad(mode="forward") computed float(dout) for a float argument of a call with dask
+    # arrays (and element by element for a numpy array argument): a compute per element
+    w, x, y = logistic_args()
+
+    def shifted(w, b, x, y):
+        return logistic(w, x, y) + b * np.sum(x @ w)
+
+    want = srcgrad.grad(shifted, wrt=(0, 1), mode="forward")(w, 0.5, x, y)
+    got = srcgrad.grad(shifted, wrt=(0, 1), mode="forward")(w, 0.5, *to_dask((x, y)))
+    assert isinstance(got[1], da.Array) and got[1].shape == () and got[1].dtype == np.float64
+    assert_lazy_close(got[0], want[0])  # w is a numpy array: its gradient is lazy too
+    assert float(got[1].compute()) == pytest.approx(want[1], rel=1e-12)
+
+
 def test_data_dependent_branch_computes_its_condition():
     def branchy(x):
         if np.sum(x) > 0:  # bool() of a dask array: dask computes it
@@ -394,16 +412,6 @@ UNSUPPORTED = {  # row name: why it cannot run on dask
     "np.linalg.norm(x)": "dask.array.linalg.norm with no axis takes 1-d and 2-d arrays only",
     "np.pad(x, 3, mode='wrap')": "dask pads with mode='wrap' to a different shape than numpy",
     "np.take(x, [[1, 0], [1, 1]], axis=1)": "dask indexes with 1-d integer arrays only",
-    **dict.fromkeys(
-        [
-            "np.trace(x)",
-            "np.trace(x, 1)",
-            "np.trace(x, offset=-1, axis1=2, axis2=0)",
-            "x.trace()",
-            "x.trace(0, -1, 1)",
-        ],
-        "the adjoint assigns to a diagonal (two integer arrays): dask's __setitem__ cannot",
-    ),
     "x[x > 0.5]": "the adjoint of boolean-mask indexing needs the mask's size (unknown)",
     **dict.fromkeys(
         ["x[np.argmax(x)]", "x.argmax()"],
@@ -488,3 +496,526 @@ def test_rule_rows_on_dask_match_numpy(row, data):
     else:  # float(x), x.item(): the function itself computes a Python number
         np.testing.assert_allclose(lazy_value, value, **tol)
         np.testing.assert_allclose(np.asarray(got), want, **tol)
+
+
+# -- the rule table's rows with several arguments (and the linalg rows), on dask ----------
+#
+# Each row draws its arguments as its own test in test_rules*.py does (float64 only); float
+# arrays become dask arrays, everything else (Python and numpy scalars, integer and boolean
+# arrays: indices, masks, conditions; axes, shapes, subscripts) is passed as it is. The vjp
+# (a dask cotangent) and the jvp (dask tangents) with respect to every differentiable
+# argument must be dask arrays that compute to numpy's results.
+
+F64 = np.float64
+
+
+def _lazy_arg(value):
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return da.from_array(value, chunks=CHUNKS)
+    return value
+
+
+def _random_like(value, rng):
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(rng.standard_normal(np.shape(value)), dtype=value.dtype)
+    return float(rng.standard_normal())
+
+
+def _check_on_dask(func, args, tol):
+    import rule_checks
+
+    positions = [i for i, a in enumerate(args) if rule_checks.differentiable(a)]
+    lazy = tuple(_lazy_arg(a) for a in args)
+    assume(positions and any(isinstance(a, da.Array) for a in lazy))
+    wrt = tuple(positions) if len(positions) > 1 else positions[0]
+    rng = np.random.default_rng(7)
+    dout = _random_like(func(*args), rng)
+    want = srcgrad.vjp(func, wrt=wrt)(*args, dout)
+    got = srcgrad.vjp(func, wrt=wrt)(*lazy, _lazy_arg(dout))
+    assert_lazy_close(got, want, **tol)
+    tangents = [_random_like(args[i], rng) for i in positions]
+    value, want = srcgrad.jvp(func, wrt=wrt)(*args, *tangents)
+    lazy_value, got = srcgrad.jvp(func, wrt=wrt)(*lazy, *map(_lazy_arg, tangents))
+    for g, w in ((lazy_value, value), (got, want)):
+        if type(w) is float:  # no array reached it (a loop of no trips): a number
+            np.testing.assert_allclose(np.asarray(g), w, **tol)
+        else:
+            assert_lazy_close(g, w, **tol)
+
+
+def _binary(func, xdom, ydom, ints="xy", operand=None):
+    """test_rules.test_binary's draws (test_rules_elementwise's with its ``operand``)."""
+    from srcgrad.testing import broadcastable_shapes
+
+    def draw(data):
+        import rule_checks
+
+        make = operand or rule_checks.operand
+        sx, sy = data.draw(broadcastable_shapes(num_shapes=2))
+        scalar_side = data.draw(st.sampled_from([None, "x", "y"]))
+        sx, sy = (() if scalar_side == "x" else sx), (() if scalar_side == "y" else sy)
+        int_side = data.draw(st.sampled_from(["x", "y"]))
+        x = make(data, sx, xdom, F64, ints=int_side == "x" and "x" in ints)
+        y = make(data, sy, ydom, F64, ints=int_side == "y" and "y" in ints)
+        return func, (x, y)
+
+    return draw
+
+
+def _multi_rows():
+    """(name, draw) for every row; ``draw(data)`` gives ``(func, args)``."""
+    import functions_elementwise as fe
+    import functions_for_rules as fr
+    import functions_reductions as fred
+    import hypothesis.extra.numpy as hnp
+    import test_rules
+    import test_rules_elementwise as te
+    import test_rules_linalg as tl
+    import test_rules_reductions as trd
+    import test_rules_shapes as ts
+    from rule_checks import ANY, AWAY_FROM_0, POSITIVE, operand, shapes, values
+
+    from srcgrad.testing import broadcastable_shapes
+
+    rows = []
+    for name, func, xdom, ydom in test_rules.BINARY:
+        rows.append((name, _binary(func, xdom, ydom)))
+
+    def where(data):
+        sc, sx, sy = data.draw(broadcastable_shapes(num_shapes=3))
+        c = data.draw(hnp.arrays(bool, sc))
+        return fr.np_where, (c, operand(data, sx, ANY, F64, ints=True), operand(data, sy, ANY, F64))
+
+    rows.append(("np.where", where))
+
+    def reduction(func):
+        def draw(data):
+            shape = data.draw(shapes())
+            x = data.draw(values(shape, ANY, F64))
+            return func, (x, data.draw(test_rules.axes(len(shape))), data.draw(st.booleans()))
+
+        return draw
+
+    rows += [(f.__name__, reduction(f)) for f in test_rules.REDUCTIONS]
+
+    def matmul(name, func, ranks):
+        def draw(data):
+            n, k, m = (data.draw(st.integers(1, 4)) for _ in range(3))
+            batch = data.draw(st.integers(1, 3))
+            ra, rb = ranks
+            sa = {0: (), 1: (k,), 2: (n, k), 3: (data.draw(st.sampled_from([1, batch])), n, k)}
+            sb = {0: (), 1: (k,), 2: (k, m), 3: (data.draw(st.sampled_from([1, batch])), k, m)}
+            a = operand(data, sa[ra], ANY, F64, scalars=name == "np.dot")
+            b = operand(data, sb[rb], ANY, F64, scalars=name == "np.dot")
+            return func, (a, b)
+
+        return draw
+
+    for row in test_rules.MATMULS:
+        name, func, ranks = row
+        ranks = ranks.values[0] if hasattr(ranks, "values") else ranks
+        rows.append((test_rules._matmul_id(row), matmul(name, func, ranks)))
+
+    def transpose(data):
+        shape = data.draw(shapes())
+        x = data.draw(values(shape, ANY, F64))
+        return fr.transpose_dynamic, (x, data.draw(st.permutations(range(len(shape))).map(tuple)))
+
+    def reshape(func):
+        def draw(data):
+            shape = data.draw(shapes())
+            x = data.draw(values(shape, ANY, F64))
+            return func, (x, data.draw(test_rules.target_shapes(shape)))
+
+        return draw
+
+    def index(data):
+        shape = data.draw(shapes(1))
+        x = data.draw(values(shape, ANY, F64))
+        i = data.draw(st.integers(-shape[0], shape[0] - 1))
+        i = data.draw(
+            st.sampled_from(
+                [i, np.int64(i), slice(i, None), slice(None, None, -1), (Ellipsis, 0), (None, i)]
+            )
+        )
+        return fr.index_dynamic, (x, i)
+
+    rows += [
+        ("transpose_dynamic", transpose),
+        ("reshape_dynamic", reshape(fr.reshape_dynamic)),
+        ("method_reshape_dynamic", reshape(fr.method_reshape_dynamic)),
+        ("index_dynamic", index),
+    ]
+
+    # test_rules_elementwise
+    for row in te.BINARY:
+        rows.append((row.name, _binary(row.func, row.xdom, row.ydom, row.ints, te.draw_operand)))
+
+    def clip(func, bounds):
+        def draw(data):
+            sizes = data.draw(broadcastable_shapes(num_shapes=1 + len(bounds)))
+            x = te.draw_operand(data, sizes[0], te.CLIP_X, F64, python=False)
+            rest = [te.draw_operand(data, s, b, F64) for s, b in zip(sizes[1:], bounds)]
+            return func, (x, *rest)
+
+        return draw
+
+    rows += [
+        ("np.clip", clip(fe.clip, (te.CLIP_LO, te.CLIP_HI))),
+        (".clip()", clip(fe.method_clip, (te.CLIP_LO, te.CLIP_HI))),
+        ("np.clip(x, a_min=lo, a_max=2.0)", clip(fe.clip_keywords, (te.CLIP_LO,))),
+        ("np.clip(x, min=-1.0, max=hi)", clip(fe.clip_min_max, (te.CLIP_HI,))),
+    ]
+
+    # test_rules_reductions
+    def matrix_norm(row):
+        def draw(data):
+            return row.func, (data.draw(trd.distinct(data.draw(row.shapes), F64, lines=True)),)
+
+        return draw
+
+    rows += [(row.name, matrix_norm(row)) for row in trd.MATRIX_NORMS]
+
+    def dynamic(func, domain):
+        def draw(data):
+            shape = data.draw(trd.FEW if domain is trd.SMALL else shapes())
+            if domain == "distinct":
+                x = data.draw(trd.distinct(shape, F64))
+            else:
+                x = data.draw(values(shape, domain, F64))
+            return func, (x, data.draw(trd.axes(len(shape))), data.draw(st.booleans()))
+
+        return draw
+
+    rows += [(func.__name__, dynamic(func, domain)) for func, domain in trd.DYNAMIC]
+
+    def moment(func):
+        def draw(data):
+            shape = data.draw(shapes())
+            x = data.draw(trd.distinct(shape, F64))
+            axis = data.draw(trd.axes(len(shape)))
+            ddof = data.draw(st.sampled_from([0, 1] if trd.reduced_size(shape, axis) > 1 else [0]))
+            return func, (x, axis, data.draw(st.booleans()), ddof)
+
+        return draw
+
+    rows += [(f.__name__, moment(f)) for f in (fred.var_dynamic, fred.std_dynamic)]
+    rows.append(("method_std_dynamic", moment(fred.method_std_dynamic)))
+
+    def cumulative(func, domain):
+        def draw(data):
+            shape = data.draw(shapes(1, max_side=3))
+            x = data.draw(values(shape, domain, F64))
+            rank = len(shape)
+            return func, (x, data.draw(st.none() | st.integers(-rank, rank - 1)))
+
+        return draw
+
+    rows += [
+        ("cumsum_dynamic", cumulative(fred.cumsum_dynamic, ANY)),
+        ("cumprod_dynamic", cumulative(fred.cumprod_dynamic, trd.SMALL)),
+        ("method_cumprod_dynamic", cumulative(fred.method_cumprod_dynamic, trd.SMALL)),
+    ]
+
+    def norm(data):
+        shape = data.draw(shapes(1))
+        rank = len(shape)
+        kind = data.draw(st.sampled_from(["flat", "vector", "matrix"] if rank > 1 else ["vector"]))
+        if kind == "flat":
+            ord, axis, x = None, None, data.draw(trd.distinct(shape, F64))
+        elif kind == "vector":
+            ord = data.draw(st.sampled_from(trd.VECTOR_ORDS))
+            axis = data.draw(st.integers(-rank, rank - 1) | st.just(None if rank == 1 else -1))
+            x = data.draw(trd.distinct(shape, F64))
+        else:
+            ord = data.draw(st.sampled_from(trd.MATRIX_ORDS))
+            first = data.draw(st.integers(0, rank - 2))
+            axis = (first, -1) if ord in (1, -1, None, "fro") else (-1, first)
+            x = data.draw(trd.distinct(shape, F64, lines=True))
+        return fred.norm_dynamic, (x, ord, axis, data.draw(st.booleans()))
+
+    def trace(data):
+        shape = data.draw(shapes(2, 3))
+        x = data.draw(values(shape, ANY, F64))
+        rank = len(shape)
+        axis1, axis2 = data.draw(st.permutations(range(rank)))[:2]
+        axis1 -= data.draw(st.sampled_from([0, rank]))
+        return fred.trace_dynamic, (x, data.draw(st.integers(-2, 2)), axis1, axis2)
+
+    def weighted(data):
+        func, layout = data.draw(st.sampled_from(trd.WEIGHTED))
+        sx, sw = layout(data.draw(shapes(2)))
+        return func, (data.draw(values(sx, ANY, F64)), data.draw(values(sw, POSITIVE, F64)))
+
+    def weighted_dynamic(data):
+        shape = data.draw(shapes(1))
+        rank = len(shape)
+        axis = data.draw(st.none() | st.integers(-rank, rank - 1) | trd.axes(rank))
+        sw = shape
+        if axis is not None and data.draw(st.booleans()):
+            sw = tuple(shape[a] for a in (axis if isinstance(axis, tuple) else (axis,)))
+        x = data.draw(values(shape, ANY, F64))
+        w = data.draw(values(sw, POSITIVE, F64))
+        return fred.average_dynamic, (x, w, axis, data.draw(st.booleans()))
+
+    def nan_skipping(func):
+        def draw(data):
+            x = data.draw(values(data.draw(shapes(1)), AWAY_FROM_0, F64))
+            x[0] = np.abs(x[0])
+            return func, (x,)
+
+        return draw
+
+    def with_zeros(func):
+        def draw(data):
+            shape = data.draw(shapes(1, max_side=3))
+            x = data.draw(values(shape, trd.SMALL, F64))
+            return func, (np.where(data.draw(hnp.arrays(bool, shape)), 0.0, x),)
+
+        return draw
+
+    rows += [
+        ("norm_dynamic", norm),
+        ("trace_dynamic", trace),
+        ("average_weighted", weighted),
+        ("average_dynamic", weighted_dynamic),
+        ("nansum_of_masked", nan_skipping(fred.nansum_of_masked)),
+        ("nanmean_of_masked", nan_skipping(fred.nanmean_of_masked)),
+        *[
+            (f"{f.__name__}-zeros", with_zeros(f))
+            for f in (fred.prod_axis0, fred.prod_all, fred.cumprod_axis0, fred.cumprod_flat)
+        ],
+    ]
+
+    # test_rules_shapes: arguments drawn per example
+    rows += [(name, lambda data, case=case: case(data, F64)) for name, case in ts.CASES.items()]
+
+    # test_rules_linalg
+    rows += [
+        (f"linalg {name}", lambda data, func=func, args=args: (func, args(data, F64)))
+        for name, func, args in tl.ROWS
+    ]
+    return rows
+
+
+MULTI_UNSUPPORTED = {  # row name: why it cannot run on dask
+    **dict.fromkeys(
+        ["np.dot-0d-0d", "np.dot-0d-1d", "np.dot-2d-0d"],
+        "dask.array.dot takes no 0-d operand (numpy multiplies by it)",
+    ),
+    **dict.fromkeys(
+        ["np.clip(x, a_min=lo, a_max=2.0)", "np.clip(x, min=-1.0, max=hi)"],
+        "dask.array.clip takes its bounds by position only",
+    ),
+    "ptp_dynamic": "dask.array.ptp has no keepdims",
+    "np.column_stack": "dask.array has no column_stack",
+    "np.take mode": "dask.array.take has no mode",
+    **dict.fromkeys(["np.sort", "np.take_along_axis"], "dask.array has no sort or take_along_axis"),
+    **dict.fromkeys(
+        ["np.arange start and step", "np.arange stop"],
+        "Python and numpy scalars only: no argument is a dask array",
+    ),
+    **dict.fromkeys(
+        [f"linalg np.inner-{r}" for r in ("1d-1d", "2d-2d", "2d-1d", "1d-2d", "3d-2d", "0d-2d")],
+        "dask.array has no inner",
+    ),
+    **dict.fromkeys(
+        [f"linalg np.kron-{r}" for r in ("1d-1d", "2d-2d", "1d-3d")], "dask.array has no kron"
+    ),
+    **dict.fromkeys(
+        [
+            "linalg det",
+            "linalg slogdet",
+            "linalg slogdet-sign-times",
+            "linalg slogdet-index",
+            "linalg slogdet-.logabsdet",
+            "linalg eigh-values",
+            "linalg eigh-vectors",
+            "linalg eigh-UPLO-index",
+            "linalg eigh-attributes",
+            "linalg pinv",
+        ],
+        "dask.array.linalg has no det, slogdet, eigh or pinv",
+    ),
+    **dict.fromkeys(
+        ["linalg svd-values", "linalg svd-vectors", "linalg svd-square", "linalg svd-s-of-triple"],
+        "dask.array.linalg.svd takes 2-d arrays chunked along one axis only (tall-and-skinny), "
+        "and has no compute_uv",
+    ),
+    **dict.fromkeys(
+        ["linalg qr-q", "linalg qr-r", "linalg qr-both"],
+        "dask.array.linalg.qr takes 2-d arrays with one row of chunks only, and has no mode",
+    ),
+    "linalg .diagonal()": "a dask array has no diagonal method (the primal fails on dask)",
+}
+
+
+def _index_arrays(index) -> list:
+    parts = index if isinstance(index, tuple) else (index,)
+    return [p for p in parts if isinstance(p, (np.ndarray, list))]
+
+
+def _slices_from_before_start(x, index) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(
+        isinstance(p, slice)
+        and (p.step or 1) < 0
+        and p.start is not None
+        and p.start < -min(x.shape)
+        for p in parts
+    )
+
+
+def _not_one_square_matrix(a) -> bool:
+    return a.ndim != 2 or (a.shape[-1] > CHUNKS and a.shape[-1] % CHUNKS != 0)
+
+
+def _negative_axes(axes) -> bool:
+    flat = [] if isinstance(axes, int) else [a for part in axes for a in np.atleast_1d(part)]
+    return any(a < 0 for a in flat)
+
+
+def _differs_on_dask(func, args) -> bool:
+    """Whether the function itself (no srcgrad) fails on dask arrays, or gives an output
+    of another shape than on numpy."""
+    try:
+        return np.shape(func(*map(_lazy_arg, args))) != np.shape(func(*args))
+    except Exception:
+        return True
+
+
+#: row name: (draws dask cannot run, why); the row runs on the other draws
+MULTI_PARTLY = {
+    **dict.fromkeys(
+        ["reshape_dynamic", "method_reshape_dynamic"],
+        (_differs_on_dask, "dask reshapes only by merging or splitting dimensions evenly"),
+    ),
+    "np.pad": (
+        _differs_on_dask,
+        "dask.array.pad takes no ((n,), ...) widths, and pads with mode='wrap' wider than "
+        "the array to another shape than numpy",
+    ),
+    "norm_dynamic": (
+        lambda f, a: a[2] is None and np.ndim(a[0]) > 2,
+        "dask.array.linalg.norm with no axis takes 1-d and 2-d arrays only",
+    ),
+    **dict.fromkeys(
+        ["average_weighted", "average_dynamic"],
+        (
+            lambda f, a: np.shape(a[1]) != np.shape(a[0]) and np.ndim(a[1]) != 1,
+            "dask.array.average takes weights shaped like the array or 1-d only",
+        ),
+    ),
+    "np.roll": (
+        lambda f, a: isinstance(a[2], tuple) and not isinstance(a[1], tuple),
+        "dask.array.roll takes one shift per axis (numpy repeats a single shift)",
+    ),
+    "np.repeat": (
+        lambda f, a: not isinstance(a[1], int),
+        "dask.array.repeat takes one integer count only",
+    ),
+    "np.hstack": (
+        lambda f, a: any(np.ndim(v) == 0 for v in a),
+        "dask.array.hstack cannot join 0-d arrays",
+    ),
+    "np.take": (
+        lambda f, a: not isinstance(a[1], int) and np.ndim(a[1]) != 1,
+        "dask.array.take takes an int or 1-d integer indices only",
+    ),
+    "fancy indexing and masks": (
+        lambda f, a: any(np.ndim(i) != 1 for i in a[1:]) or len(a) > 2,
+        "dask indexes with one 1-d integer array or 1-d mask (a 0-d or n-d index array, or "
+        "two of them, fail; an n-d mask gives unknown chunk sizes)",
+    ),
+    "slices and indices as arguments": (
+        lambda f, a: (
+            any(np.ndim(i) != 1 for i in _index_arrays(a[1])) or _slices_from_before_start(*a)
+        ),
+        "dask indexes with 1-d integer arrays only, and a negative step from a start before "
+        "the first element gives the whole axis on dask (numpy: none of it)",
+    ),
+    "np.linspace": (
+        lambda f, a: any(np.ndim(v) > 0 for v in a) or f.__name__ == "linspace_options",
+        "dask.array.linspace takes a 0-d start and stop only, and has no axis",
+    ),
+    "linalg np.tensordot-dynamic": (
+        lambda f, a: _negative_axes(a[2]),
+        "dask's tensordot with a negative axis of a 3-d operand computes a result of the "
+        "wrong shape (the function itself is wrong on dask)",
+    ),
+    **dict.fromkeys(
+        ["linalg inv", "linalg cholesky-symmetrised"],
+        (
+            lambda f, a: _not_one_square_matrix(a[0]),
+            "dask.array.linalg takes one 2-d matrix with square chunks only",
+        ),
+    ),
+    "linalg cholesky-gram": (
+        lambda f, a: a[0].ndim != 2 or _not_one_square_matrix(a[0] @ a[0].T),
+        "dask.array.linalg takes one 2-d matrix with square chunks only",
+    ),
+    "linalg solve": (
+        lambda f, a: _not_one_square_matrix(a[0]) or a[1].ndim > 2,
+        "dask.array.linalg takes one 2-d matrix with square chunks only (and a 1-d or 2-d b)",
+    ),
+}
+
+
+def _multi_params():
+    params = []
+    for name, draw in _multi_rows():
+        reason = MULTI_UNSUPPORTED.get(name)
+        marks = [pytest.mark.skip(reason=f"not on dask: {reason}")] if reason else []
+        params.append(pytest.param(name, draw, id=name, marks=marks))
+    return params
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name, draw", _multi_params())
+@settings(max_examples=2, suppress_health_check=[HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_multi_argument_rows_on_dask_match_numpy(name, draw, data):
+    func, args = draw(data)
+    if name in MULTI_PARTLY:  # draws dask cannot run (MULTI_PARTLY says why)
+        assume(not MULTI_PARTLY[name][0](func, args))
+    _check_on_dask(func, args, {"rtol": 1e-9, "atol": 1e-12})
+
+
+# -- the control-flow corpus (corpus_control_flow.py), on dask ----------------------------
+#
+# Every point of every case with an array argument: its arrays as dask arrays (Python
+# numbers stay numbers). The reverse-mode gradient, and the jvp (forward mode) with random
+# tangents, are dask arrays that compute to numpy's. (A jvp runs the same forward-mode code
+# as grad(mode="forward"), which takes one jvp per element: the CASES above check that.)
+# A data-dependent ``if`` or ``while`` computes its condition (bool() of a dask array), in
+# the derivative as in the function itself.
+
+
+def _corpus_params():
+    import corpus_control_flow as cf
+
+    params = []
+    for case in cf.CASES:
+        for k, point in enumerate(case.points):
+            if any(isinstance(_lazy_arg(a), da.Array) for a in point):
+                name = f"{case.func.__name__}-{k}"
+                params.append(pytest.param(case.func, point, case.wrt, id=name))
+    return params
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("func, args, wrt", _corpus_params())
+def test_control_flow_corpus_on_dask(func, args, wrt):
+    tol = {"rtol": 1e-9, "atol": 1e-12}
+    lazy = [_lazy_arg(a) for a in args]
+    want = srcgrad.grad(func, wrt=wrt)(*args)
+    assert_lazy_close(srcgrad.grad(func, wrt=wrt)(*lazy), want, **tol)
+    rng = np.random.default_rng(3)
+    tangents = [_random_like(args[i], rng) for i in (wrt if isinstance(wrt, tuple) else (wrt,))]
+    value, want = srcgrad.jvp(func, wrt=wrt)(*args, *tangents)
+    lazy_value, got = srcgrad.jvp(func, wrt=wrt)(*lazy, *map(_lazy_arg, tangents))
+    for g, w in ((lazy_value, value), (got, want)):
+        if type(w) is float:  # no array reached it (a loop of no trips): a number
+            np.testing.assert_allclose(np.asarray(g), w, **tol)
+        else:
+            assert_lazy_close(g, w, **tol)
