@@ -72,6 +72,18 @@ def _loads(nodes: list[ast.AST]) -> set[str]:
     }
 
 
+class _Substitute(ast.NodeTransformer):
+    """Names replaced by the expressions they stand for."""
+
+    def __init__(self, table: dict[str, ast.expr]) -> None:
+        self.table = table
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if isinstance(node.ctx, ast.Load) and node.id in self.table:
+            return copy.deepcopy(self.table[node.id])
+        return node
+
+
 def _uses(stmt: ast.stmt) -> list[str]:
     """Names a core statement reads itself (not in its nested blocks)."""
     if isinstance(stmt, ast.Assign):
@@ -165,6 +177,10 @@ class _Reverse:
         self.counter_presets: set[str] = set()
         self.last_origin: ast.stmt | None = None
         self._scopes()
+        self.blocks_of: dict[int, int] = {}  # id(statement) -> id(its block)
+        for block in self.blocks.values():
+            for stmt in block:
+                self.blocks_of[id(stmt)] = id(block)
         self.remat = self._rematerializable()
         self.invariant = self._invariant()
         # names whose shapes unbroadcast and full_like may read instead of temporaries
@@ -177,10 +193,6 @@ class _Reverse:
             self.position[id(stmt)] = k
             self.depth[id(stmt)] = depth
         self.loops_around = self._enclosing_loops()
-        self.blocks_of: dict[int, int] = {}  # id(statement) -> id(its block)
-        for block in self.blocks.values():
-            for stmt in block:
-                self.blocks_of[id(stmt)] = id(block)
         self.pushed: set[int] = set()
         self.needed: set[str] = set()
         self.shape_reads: list[tuple[ast.Assign, str]] = []  # (statement, name) unbroadcast reads
@@ -288,11 +300,18 @@ class _Reverse:
         recomputes them instead of recording them."""
         loops = self._enclosing_loops()
         out: dict[str, ast.expr] = {}
-        for v, defs in self.facts.definitions.items():
-            if v not in self.norm.temps or len(defs) != 1:
+        readers: dict[str, list[ast.stmt]] = {}
+        for stmt, _ in walk_block(self.core):
+            for n in _uses(stmt):
+                readers.setdefault(n, []).append(stmt)
+        returned = set(_uses(self.norm.tree.body[-1]))
+        for v, defs in self.facts.definitions.items():  # in program order
+            if len(defs) != 1:
                 continue
             stmt = defs[0][0]
-            if not isinstance(stmt, ast.Assign):
+            if not isinstance(stmt, ast.Assign) or not isinstance(stmt.targets[0], ast.Name):
+                continue
+            if v not in self.norm.temps and not self._read_in_its_trip(v, stmt, readers, returned):
                 continue
             value = stmt.value
             if not isinstance(value, (ast.Subscript, ast.Attribute)):
@@ -304,11 +323,28 @@ class _Reverse:
                 n_defs = self.facts.definitions.get(n, [])
                 if n in self.facts.loop_indices:
                     stable = stable and n in loops.get(id(stmt), [])
+                elif n in out:  # a view of a view (layers[i]["W"])
+                    continue
                 elif len(n_defs) > 1 or any(depth > 0 for _, depth in n_defs):
                     stable = False
             if stable and self.home.get(v, id(self.norm.tree.body)) is not None:
-                out[v] = value
+                out[v] = _Substitute(out).visit(copy.deepcopy(value))
         return out
+
+    def _read_in_its_trip(
+        self, v: str, stmt: ast.stmt, readers: dict[str, list[ast.stmt]], returned: set[str]
+    ) -> bool:
+        """Whether every read of ``v`` (a user's variable) comes after its one definition
+        ``stmt`` in the same block: its value is then the one that definition gave in
+        the same trip of the loops around it, so a view may be taken again there."""
+        if v in returned or v in self.params:
+            return False
+        if id(stmt) not in self.blocks_of:
+            return False
+        block = self.blocks[self.blocks_of[id(stmt)]]
+        after = block[block.index(stmt) + 1 :]
+        inside = {id(s) for top in after for s, _ in walk_block([top])}
+        return all(id(r) in inside for r in readers.get(v, []))
 
     def _invariant(self) -> set[str]:
         """Names (not parameters) defined once, inside a loop, by a primitive (a
@@ -545,9 +581,10 @@ class _Reverse:
     def _zero(self, v: str, maybe_unbound: bool = False) -> ast.stmt:
         if maybe_unbound:
             return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", name(v)))
+        value = copy.deepcopy(self.remat[v]) if v in self.remat else name(v)
         if v in self.facts.sequences:
-            return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", name(v)))
-        return assign(self.builder.adjoint(v), self.builder.zero_like(name(v)))
+            return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", value))
+        return assign(self.builder.adjoint(v), self.builder.zero_like(value))
 
     def _accumulate(self, v: str, contribution: ast.expr) -> ast.stmt:
         """``v_bar = v_bar + contribution`` (element by element for a list)."""

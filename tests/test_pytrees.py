@@ -213,3 +213,37 @@ def test_hvp_takes_pytrees_and_jacobian_says_it_does_not():
 
 def loss_and_logits_first(params, x):
     return np.sum((x @ params["W"]) ** 2)
+
+
+def test_list_of_dicts_records_one_value_per_step():
+    # layer = layers[i] and layer["W"] are views of an argument: the backward loop reads
+    # them again (layers[i]["W"]) instead of recording them; only h is on the tape
+    rng = np.random.default_rng(0)
+    layers = make_layers([3, 4, 2], rng)
+    d = srcgrad.grad(mlp)
+    d(layers, rng.standard_normal((2, 3)))
+    assert d.source.count(".append(") == 1 and ".append(h)" in d.source
+    assert "layers[i]['W']" in d.source
+
+
+def reads_a_view_after_the_loop(ws, x):
+    for i in range(len(ws)):
+        w = ws[i]
+        x = np.tanh(x * w)
+    return np.sum(x * w)  # the last trip's w, after the loop: recorded, not read again
+
+
+def reads_three_after_the_loop(w0, w1, w2, x):
+    for w in (w0, w1, w2):
+        x = np.tanh(x * w)
+    return np.sum(x * w2)
+
+
+def test_a_view_read_after_its_loop_is_not_read_again():
+    ws = [np.array([0.5, -0.3]), np.array([1.2, 0.7]), np.array([-0.4, 0.9])]
+    x = np.array([0.3, -0.8])
+    check_grads(reads_three_after_the_loop, (*ws, x), wrt=(0, 1, 2, 3))
+    want = srcgrad.grad(reads_three_after_the_loop, wrt=(0, 1, 2, 3))(*ws, x)
+    got_ws, got_x = srcgrad.grad(reads_a_view_after_the_loop, wrt=(0, 1))(ws, x)
+    for g, w in zip([*got_ws, got_x], want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
