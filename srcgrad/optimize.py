@@ -29,6 +29,7 @@ import operator
 from collections import Counter
 from collections.abc import Iterator
 
+from .analyze import is_append
 from .builder import is_comment
 
 
@@ -710,17 +711,10 @@ def _popped(stmt: ast.stmt) -> str | None:
 
 def _pushed(stmt: ast.stmt) -> tuple[str, str] | None:
     """The list and name of ``tape.append(v)``."""
-    if not isinstance(stmt, ast.Expr):
+    if not is_append(stmt):
         return None
     call = stmt.value
-    if (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "append"
-        and isinstance(call.func.value, ast.Name)
-        and len(call.args) == 1
-        and isinstance(call.args[0], ast.Name)
-    ):
+    if isinstance(call.func.value, ast.Name) and [type(a) for a in call.args] == [ast.Name]:
         return call.func.value.id, call.args[0].id
     return None
 

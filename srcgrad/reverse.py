@@ -84,6 +84,17 @@ class _Substitute(ast.NodeTransformer):
         return node
 
 
+def _plain_full_like(node: ast.AST) -> bool:
+    """Whether ``node`` is ``np.full_like(x, value)``, with no shape or dtype given."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "full_like"
+        and len(node.args) == 2
+        and not node.keywords
+    )
+
+
 def _uses(stmt: ast.stmt) -> list[str]:
     """Names a core statement reads itself (not in its nested blocks)."""
     if isinstance(stmt, ast.Assign):
@@ -821,14 +832,7 @@ class _Reverse:
         if u not in self.uniform_ok:
             return None
         c = contribution
-        if not (
-            isinstance(c, ast.Call)
-            and isinstance(c.func, ast.Attribute)
-            and c.func.attr == "full_like"
-            and len(c.args) == 2
-            and not c.keywords
-            and self._scalar(c.args[1])
-        ):
+        if not (_plain_full_like(c) and self._scalar(c.args[1])):
             return None
         return c.args[1]
 
@@ -920,11 +924,7 @@ class _Reverse:
         before: list[ast.stmt] = []
         for node in ast.walk(expr):
             if not (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "full_like"
-                and len(node.args) == 2
-                and not node.keywords
+                _plain_full_like(node)
                 and isinstance(node.args[0], ast.Name)
                 and node.args[0].id in self.norm.temps
             ):

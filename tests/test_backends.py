@@ -7,6 +7,7 @@ compare with the same computation in numpy.
 
 import numpy as np
 import pytest
+from gpu import cupy_or_skip
 
 import srcgrad
 from srcgrad.backends import NUMPY, Backend, backend_of
@@ -37,14 +38,7 @@ def reduce_mean(x):
 @pytest.fixture
 def cp():
     """The cupy module, or skip: no cupy, or no CUDA GPU."""
-    cupy = pytest.importorskip("cupy", reason="cupy is not installed")
-    try:
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # no driver, no runtime: no GPU to run on
-        count = 0
-    if count <= 0:
-        pytest.skip("no CUDA GPU available")
-    return cupy
+    return cupy_or_skip()
 
 
 def loss_data(seed=0, dtype=np.float64):
