@@ -196,11 +196,16 @@ def analyze(
             facts.definitions.setdefault(assigned_name(stmt), []).append((stmt, depth))
         else:
             assert isinstance(stmt, (ast.If, ast.While, ast.Break, ast.Pass)), ast.dump(stmt)
-    facts.sequences = {
-        n
-        for n, defs in facts.definitions.items()
-        if defs and all(makes_sequence(facts.ops.get(s)) for s, _ in defs)
-    }
+    facts.sequences = set()
+    while True:  # (a copy of a list is a list: to a fixed point)
+        found = {
+            n
+            for n, defs in facts.definitions.items()
+            if defs and all(_gives_sequence(facts.ops.get(s), facts.sequences) for s, _ in defs)
+        }
+        if found <= facts.sequences:
+            break
+        facts.sequences |= found
     _tree_parts(facts, assigns, trees)
     for name, defs in facts.definitions.items():
         if len(defs) == 1 and isinstance(defs[0][0], ast.Assign):
@@ -440,6 +445,13 @@ def _check_fresh(norm: Normalized, facts: Facts, op: Op) -> None:
             f"made itself, and {problem}; write into a copy instead, e.g. `{y} = {y}.copy()` "
             "or `np.zeros_like(...)`.",
         )
+
+
+def _gives_sequence(op: Op | None, sequences: set[str]) -> bool:
+    """``makes_sequence``, or a copy of a name known to hold a list or tuple."""
+    if op is not None and op.key == "copy" and isinstance(op.args.get("x"), ast.Name):
+        return op.args["x"].id in sequences
+    return makes_sequence(op)
 
 
 def makes_sequence(op: Op | None) -> bool:

@@ -202,6 +202,8 @@ def _tangent(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
             value.value is None or type(value.value) in (int, float)
         ):
             zero: ast.expr = ast.Constant(None if value.value is None else 0.0)
+        elif op.target in facts.sequences:  # (zeros_seq(layers) in generated code)
+            zero = builder.call("zeros_seq", name(op.target))
         else:
             zero = builder.zero_like(name(op.target))
         return assign(builder.tangent(op.target), zero)

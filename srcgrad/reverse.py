@@ -193,6 +193,7 @@ class _Reverse:
             for stmt in block:
                 self.blocks_of[id(stmt)] = id(block)
         self.remat = self._rematerializable()
+        self.borrowed = self._borrowed()
         self.invariant = self._invariant()
         # names whose shapes unbroadcast and full_like may read instead of temporaries
         self.named = self.params + [
@@ -340,6 +341,36 @@ class _Reverse:
                     stable = False
             if stable and self.home.get(v, id(self.norm.tree.body)) is not None:
                 out[v] = _Substitute(out).visit(copy.deepcopy(value))
+        return out
+
+    def _borrowed(self) -> dict[str, tuple[str, ast.expr]]:
+        """Containers read out of a container (``layer = layers[i]``, a view read again
+        in the backward loop) whose adjoint may start as the element's adjoint in the
+        outer one (``layer_bar = layers_bar[i]``) and be put back (``set_at``) instead of
+        starting at zeros and being added: nothing else gives ``layers`` an adjoint."""
+        out: dict[str, tuple[str, ast.expr]] = {}
+        for v in self.remat:
+            (stmt, _), *rest = self.facts.definitions[v]
+            value = stmt.value
+            if (
+                rest
+                or not isinstance(value, ast.Subscript)
+                or not isinstance(value.value, ast.Name)
+            ):
+                continue
+            root = value.value.id
+            if not {v, root} <= self.active & self.facts.sequences:
+                continue
+            if self.home.get(v) != self.blocks_of.get(id(stmt)):
+                continue
+            others = [
+                op
+                for s, op in self.facts.ops.items()
+                if s is not stmt
+                and any(isinstance(a, ast.Name) and a.id == root for _, a in op.diff_args)
+            ]
+            if not others:
+                out[v] = (root, value.slice)
         return out
 
     def _read_in_its_trip(
@@ -592,6 +623,12 @@ class _Reverse:
     def _zero(self, v: str, maybe_unbound: bool = False) -> ast.stmt:
         if maybe_unbound:
             return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", name(v)))
+        if v in self.borrowed:  # its part of the outer container's adjoint
+            root, index = self.borrowed[v]
+            part = ast.Subscript(
+                value=name(self.builder.adjoint(root)), slice=copy.deepcopy(index), ctx=ast.Load()
+            )
+            return assign(self.builder.adjoint(v), part)
         value = copy.deepcopy(self.remat[v]) if v in self.remat else name(v)
         if v in self.facts.sequences:
             return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", value))
@@ -607,9 +644,10 @@ class _Reverse:
                 and isinstance(c.func, ast.Name)
                 and c.func.id == self.builder.helpers["index_adjoint"]
             ):
-                return assign(
-                    target, self.builder.call("add_at", name(target), c.args[2], c.args[0])
-                )
+                g = c.args[0]
+                element = self.builder.primal_of.get(g.id) if isinstance(g, ast.Name) else None
+                helper = "set_at" if self.borrowed.get(element, ("",))[0] == v else "add_at"
+                return assign(target, self.builder.call(helper, name(target), c.args[2], g))
             return assign(target, self.builder.call("add_seq", name(target), contribution))
         return assign(target, add(name(target), contribution))
 
@@ -799,7 +837,7 @@ class _Reverse:
                 out.append(self._accumulate(atom.id, contribution))
         if id(stmt) in self.pushed:
             out.append(assign(v, self._restored(stmt)))
-        if v in self.active and v not in self.simple:
+        if v in self.active and v not in self.simple and v not in self.borrowed:
             out.append(self._zero(v))  # the older value's adjoint starts at zero
         return out
 

@@ -147,6 +147,15 @@ def add_at(xs, index, g):
     return out
 
 
+def set_at(xs, index, g):
+    """The adjoint ``xs`` of a list, tuple or dict with element ``index`` replaced by ``g``:
+    a new container sharing the other elements. (An element's adjoint taken out of its
+    container's, added to, and put back: no zeros made for it.)"""
+    out = dict(xs) if isinstance(xs, dict) else list(xs)
+    out[index] = g
+    return out
+
+
 def unstack(g, axis):
     """Adjoint of ``np.stack(xs, axis)``: ``g`` cut into the arrays it was made of."""
     return list(np.moveaxis(g, axis, 0))

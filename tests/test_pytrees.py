@@ -247,3 +247,24 @@ def test_a_view_read_after_its_loop_is_not_read_again():
     got_ws, got_x = srcgrad.grad(reads_a_view_after_the_loop, wrt=(0, 1))(ws, x)
     for g, w in zip([*got_ws, got_x], want):
         np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_hvp_of_the_list_of_dicts_mlp_matches_differences_of_its_gradient():
+    # its gradient takes each layer's adjoint out of layers_bar and puts it back (set_at):
+    # forward mode over that code needs set_at's own rule
+    rng = np.random.default_rng(5)
+    layers = make_layers([3, 4, 2], rng)
+    x = rng.standard_normal((2, 3))
+    v = make_layers([3, 4, 2], rng)
+    grad = srcgrad.grad(mlp)
+    assert "set_at(" in (grad(layers, x), grad.source)[1]
+
+    def shifted(eps):
+        moved = [{k: layer[k] + eps * d[k] for k in layer} for layer, d in zip(layers, v)]
+        return flat(grad(moved, x))
+
+    eps = 1e-6
+    expected = [(a - b) / (2 * eps) for a, b in zip(shifted(eps), shifted(-eps))]
+    product = srcgrad.hvp(mlp)(layers, x, v)
+    for got, want in zip(flat(product), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)

@@ -60,12 +60,20 @@ helper(
     rank=_rank_of("ans"),
 )
 # additive, not bilinear: each argument's tangent passes through, added element-wise
-_rule("add_seq", params=("a", "b"), jvp={"a": "g", "b": "g"}, combine="add_seq")
+_rule("add_seq", params=("a", "b"), jvp={"a": "g", "b": "g"}, combine="add_seq", tuple_result=True)
 _rule(  # additive: the container's tangent, plus the element's in its place
     "add_at",
     params=("xs", "index", "d"),
     jvp={"xs": "g", "d": "index_adjoint(g, xs, index)"},
     combine="add_seq",
+    tuple_result=True,
+)
+_rule(  # linear in the container less its element, and in the new element
+    "set_at",
+    params=("xs", "index", "d"),
+    jvp={"xs": "set_at(g, index, zero_adjoint(g[index]))", "d": "index_adjoint(g, xs, index)"},
+    combine="add_seq",
+    tuple_result=True,
 )
 helper("unstack", ("d", "axis"), ("d",))
 helper("split_like", ("d", "xs", "axis"), ("d",))
@@ -75,11 +83,11 @@ helper("index_adjoint_add", ("d", "x", "index"), ("d",), rank=_rank_of("x"))
 helper("untranspose", ("d", "axes"), ("d",), rank=_rank_of("d"))
 for _name, _params in (
     ("zero_adjoint", ("x",)),
-    ("zeros_seq", ("xs",)),
     ("matmul_shape", ("a", "b")),
     ("reduced_size", ("x", "axis")),
 ):
     _nondiff(_name, _params)
+_nondiff("zeros_seq", ("xs",), tuple_result=True)  # a container: its zero tangent is one too
 
 
 # pow_log(x) is log(x), and 0 where x == 0 (a constant there)
