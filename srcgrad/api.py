@@ -108,7 +108,7 @@ class Derivative:
         self._params = list(self._signature.parameters)
         self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
         self._last: pipeline.Derived | None = None
-        self._wrappers: dict[tuple, Callable[..., Any]] = {}
+        self._wrappers: dict[tuple, tuple[pipeline.Derived, Callable[..., Any]]] = {}
         self._quick: dict[tuple, tuple[_Entry, pipeline.Derived]] = {}  # see __call__
 
     # -- generation --------------------------------------------------------------
@@ -141,11 +141,13 @@ class Derivative:
                 "srcgrad.hessian or srcgrad.hvp for arrays"
             )
         key = (backend.name, tuple(ranks.get(p) for p in self._params))
-        if key not in self._wrappers:
-            self._wrappers[key] = pipeline.unit_tangent_wrapper(
+        made_from, wrapper = self._wrappers.get(key, (None, None))
+        if made_from is not derived:  # (new code: a global was rebound since)
+            wrapper = pipeline.unit_tangent_wrapper(
                 derived, self._params, self.wrt[0], self.__name__
             )
-        return self._wrappers[key]
+            self._wrappers[key] = (derived, wrapper)
+        return wrapper
 
     def _derived(
         self, ranks: dict[str, Any], backend: Backend, wide: tuple | None = None
@@ -160,7 +162,7 @@ class Derivative:
         if entry is None or not entry.is_current(target):
             entry = _CACHE[target] = _Entry(target.__code__)
         derived = entry.derived.get(key)
-        if derived is None:
+        if derived is None or not derived.is_current():
             if self.has_aux or (self._tangent_output and self.kind != "jvp"):
                 if entry.norm_aux is None:
                     entry.norm_aux = pipeline.front(target)
@@ -228,6 +230,7 @@ class Derivative:
             cached is not None
             and cached[0] is _CACHE.get(self.__wrapped__)
             and cached[0].is_current(self.__wrapped__)
+            and cached[1].is_current()
         ):
             values, derived = list(args), cached[1]
         else:

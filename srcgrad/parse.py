@@ -31,6 +31,11 @@ class ParsedFunction:
     tree: ast.FunctionDef
     locator: SourceLocator
     env: dict[str, Any] = field(default_factory=dict)
+    code: Any = None  # func.__code__ when it was parsed
+
+    def __post_init__(self) -> None:
+        if self.code is None:
+            self.code = self.func.__code__
 
     @property
     def name(self) -> str:
@@ -69,13 +74,16 @@ def parse(func: Callable[..., Any]) -> ParsedFunction:
 
 
 def env_is_current(parsed: ParsedFunction) -> bool:
-    """Whether every free name still refers to the object it was resolved to.
+    """Whether the function's code is the code parsed, and every free name still
+    refers to the object it was resolved to.
 
     Python looks globals and closure cells up at call time; generated code
     binds them when it is made. Checking identity on each call keeps the two
     in step: a rebound global makes the caller generate the code again.
     """
     func = parsed.func
+    if func.__code__ is not parsed.code:
+        return False
     cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
     globals_ = func.__globals__
     for name, value in parsed.env.items():

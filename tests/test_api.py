@@ -130,6 +130,18 @@ def uses_rebound_global(x):
     return x * REBOUND
 
 
+def calls_a_helper_that_uses_a_rebound_global(x):
+    return np.sin(x) + uses_rebound_global(x)
+
+
+def redefined_helper(x):
+    return x * x
+
+
+def cubed(x):
+    return x * x * x
+
+
 def make_closure(c, v):
     def closure(x):
         return np.sum(c * np.sin(x) * v)
@@ -623,6 +635,49 @@ def test_a_rebound_global_is_seen_by_calls_of_every_argument_kind():
         assert d(1.0) == pytest.approx(5.0)
     finally:
         REBOUND = 2.0
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("arg", [1.0, np.array([1.0, 2.0])])
+def test_a_global_rebound_in_a_called_function_is_seen_by_the_next_call(mode, arg):
+    # the helper's derivative is generated into the caller's code: the caller's cache must
+    # see the helper's globals too (found: reverse mode kept the old REBOUND)
+    global REBOUND
+    d = srcgrad.grad(lambda x: np.sum(calls_a_helper_that_uses_a_rebound_global(x)), mode=mode)
+    np.testing.assert_allclose(d(arg), np.cos(arg) + 2.0)
+    REBOUND = 5.0
+    try:
+        np.testing.assert_allclose(d(arg), np.cos(arg) + 5.0)
+    finally:
+        REBOUND = 2.0
+
+
+def test_a_rebound_global_is_seen_by_a_second_derivative():
+    global REBOUND
+    inner = srcgrad.grad(lambda x: np.sin(x) * uses_rebound_global(x), mode="forward")
+    d2 = srcgrad.grad(inner)
+    x = 0.7
+    want = lambda c: c * (2 * np.cos(x) - x * np.sin(x))  # noqa: E731
+    assert d2(x) == pytest.approx(want(2.0))
+    REBOUND = 5.0
+    try:
+        assert d2(x) == pytest.approx(want(5.0))
+    finally:
+        REBOUND = 2.0
+
+
+def test_a_called_function_given_new_code_is_seen_by_the_next_call():
+    def caller(x):
+        return redefined_helper(x) + x
+
+    d = srcgrad.grad(caller)
+    assert d(3.0) == pytest.approx(7.0)
+    saved = redefined_helper.__code__
+    redefined_helper.__code__ = cubed.__code__
+    try:
+        assert d(3.0) == pytest.approx(28.0)
+    finally:
+        redefined_helper.__code__ = saved
 
 
 # -- user state ----------------------------------------------------------------------------
