@@ -180,6 +180,15 @@ def index_adjoint(g, x, index):
         out = zeros_seq(x)
         out[index] = g
         return out
+    rows = np.shape(x)[0] if np.ndim(x) > 0 else None  # (dask: nan where unknown)
+    if type(index) is slice and index.step in (None, 1) and isinstance(rows, int):
+        # a run of rows: zeros only around it (zeros_like would write every element twice)
+        start, stop, _ = index.indices(rows)
+        out = np.empty_like(x)
+        out[:start] = 0
+        out[start:stop] = g
+        out[max(start, stop) :] = 0
+        return out
     out = np.zeros_like(x)
     out[index] = g
     return out
