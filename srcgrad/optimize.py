@@ -10,6 +10,8 @@ them to a fixed point:
 - :func:`propagate_copies`: ``a = b`` or ``a = 1.0`` is substituted into
   the later uses of ``a``, or renames the single definition of ``b``;
 - :func:`double_repeated_terms`: ``v = e; v = v + e`` is ``v = e * 2``;
+- :func:`reuse_computed_values`: ``np.cos(x)`` in an adjoint is ``c`` where the primal
+  has ``c = np.cos(x)`` and neither name is given another value;
 - :func:`simplify`: ``g * 1.0 is ``g``, ``-(-g)`` is ``g``, ``2 - 1`` is
   ``1``, ``x ** 1`` is ``x``, ``a + -b`` is ``a - b``;
 - :func:`eliminate_dead_code`: assignments nobody reads, and comments whose
@@ -38,20 +40,23 @@ def optimize(
     temporaries: set[str] = frozenset(),
     keep: set[str] = frozenset(),
     helpers: dict[str, str] | None = None,
+    xp: str | None = None,
 ) -> ast.FunctionDef:
     """Run every pass until none changes anything, then inline ``temporaries``.
 
     Names in ``keep`` (the user's variables) are never substituted away. ``helpers``:
-    the names the code calls srcgrad's runtime helpers by.
+    the names the code calls srcgrad's runtime helpers by; ``xp``: the array module's.
     """
     params = {a.arg for a in func.args.args} | set(keep)
     body = list(func.body)
+    arguments = {a.arg for a in func.args.args}
     for _ in range(100):
         changed = False
         for step in (
             fold_first_accumulation,
             propagate_copies,
             double_repeated_terms,
+            lambda b, p: reuse_computed_values(b, arguments, xp),
             drop_self_assignments,
             simplify,
             eliminate_dead_code,
@@ -605,6 +610,79 @@ def double_repeated_terms(body: list[ast.stmt], params: set[str]) -> tuple[list[
                 block[i] = ast.Assign(targets=first.targets, value=doubled)
                 del block[i + 1]
                 changed = True
+    return body, changed
+
+
+#: array functions whose value depends on their arguments alone (no state, no output
+#: argument): a call of one may be read from a name that holds the same call's value
+_PURE_CALLS = frozenset(
+    "sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh exp exp2 expm1 "
+    "log log2 log10 log1p sqrt cbrt square reciprocal abs absolute sign negative".split()
+)
+
+
+def reuse_computed_values(
+    body: list[ast.stmt], arguments: set[str], xp: str | None
+) -> tuple[list[ast.stmt], bool]:
+    """A call the code has already made, into a name that still holds its value, is
+    read from that name: rules recompute what the user often has (``sin``'s derivative
+    is ``np.cos(x)``). Only top-level definitions of names given one value, from
+    arguments never reassigned or names given one value before; and not at all where
+    the code writes into an array (a value could change under its name).
+
+    Before::                         After::
+
+        a = np.sin(x)                    a = np.sin(x)
+        b = np.cos(x)                    b = np.cos(x)
+        ...                              ...
+        x_bar = a_bar * np.cos(x)        x_bar = a_bar * b
+    """
+    if xp is None:
+        return body, False
+    statements = list(_statements(body))
+    if any(
+        isinstance(n, ast.AugAssign)
+        or (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store))
+        for s in statements
+        for n in ast.walk(s)
+    ):
+        return body, False
+    stores = Counter(n for s in statements for n in own_writes(s))
+    steady = {a for a in arguments if stores[a] == 0}  # names holding one value throughout
+    known: dict[str, str] = {}  # ast.dump of a call -> the name holding its value
+    changed = False
+
+    class Reuse(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.expr:
+            self.generic_visit(node)
+            held = known.get(ast.dump(node))
+            if held is None:
+                return node
+            nonlocal changed
+            changed = True
+            return ast.Name(id=held, ctx=ast.Load())
+
+    for k, stmt in enumerate(body):
+        if known:
+            body[k] = stmt = Reuse().visit(stmt)
+        v = target(stmt)
+        if v is None or stores[v] != 1:
+            continue
+        steady.add(v)
+        value = stmt.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and isinstance(value.func.value, ast.Name)
+            and value.func.value.id == xp
+            and value.func.attr in _PURE_CALLS
+            and not value.keywords
+            and all(
+                isinstance(a, ast.Constant) or isinstance(a, ast.Name) and a.id in steady
+                for a in value.args
+            )
+        ):
+            known.setdefault(ast.dump(value), v)
     return body, changed
 
 

@@ -163,7 +163,9 @@ def _optimize(
         n for n in _assigned(func) if n in norm.temps or builder.primal_of.get(n) in norm.temps
     }
     user_names = {n for n in facts.definitions if n not in norm.temps}
-    return ast.fix_missing_locations(optimize(func, temporaries, user_names, builder.helpers))
+    return ast.fix_missing_locations(
+        optimize(func, temporaries, user_names, builder.helpers, builder.xp)
+    )
 
 
 def _split(

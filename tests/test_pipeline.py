@@ -528,3 +528,46 @@ def test_loop_invariant_scalar_arithmetic_is_computed_before_the_loop(n):
     loop = next(s for s in function.body if isinstance(s, ast.For))
     before = ast.unparse(function.body[: function.body.index(loop)])
     assert "= -k" in before and "-k" not in ast.unparse(loop)
+
+
+# -- optimize: values the code already has are read, not computed again --------------------------
+
+
+def rotation(theta, r):
+    c = np.cos(theta)
+    s = np.sin(theta)
+    return np.sum(r * c * c + r * s)
+
+
+def rotation_after_reassignment(theta, r):
+    c = np.cos(theta)
+    theta = theta * 2.0
+    return np.sum(r * c + np.sin(theta))
+
+
+def rotation_with_a_write(theta, r):
+    c = np.cos(theta)
+    y = r * 1.0
+    y[0] = 0.0
+    return np.sum(y * c + np.sin(theta))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_derivative_reads_the_users_cos_and_sin_instead_of_computing_them(mode):
+    theta, r = np.array([0.3, -1.2, 2.0]), np.array([1.5, 0.5, -2.0])
+    check_grads(rotation, (theta, r), wrt=(0, 1))
+    d = srcgrad.grad(rotation, mode=mode)
+    np.testing.assert_allclose(
+        d(theta, r), r * (-2 * np.cos(theta) * np.sin(theta) + np.cos(theta))
+    )
+    if mode == "reverse":  # (forward mode needs cos(theta) before the user computes it)
+        function = ast.unparse(function_def(d.source))
+        assert function.count("np.cos(theta)") == 1 and function.count("np.sin(theta)") == 1
+
+
+@pytest.mark.parametrize(
+    "func", [rotation_after_reassignment, rotation_with_a_write], ids=lambda f: f.__name__
+)
+def test_a_value_that_may_have_changed_is_computed_again(func):
+    theta, r = np.array([0.3, -1.2, 2.0]), np.array([1.5, 0.5, -2.0])
+    check_grads(func, (theta, r), wrt=(0, 1))
