@@ -10,10 +10,12 @@ them to a fixed point:
 - :func:`propagate_copies`: ``a = b`` or ``a = 1.0`` is substituted into
   the later uses of ``a``, or renames the single definition of ``b``;
 - :func:`double_repeated_terms`: ``v = e; v = v + e`` is ``v = e * 2``;
+- :func:`subtract_negated_start`: ``v = -a; v = v + b`` is ``v = b - a``;
 - :func:`reuse_computed_values`: ``np.cos(x)`` in an adjoint is ``c`` where the primal
   has ``c = np.cos(x)`` and neither name is given another value;
 - :func:`simplify`: ``g * 1.0 is ``g``, ``-(-g)`` is ``g``, ``2 - 1`` is
-  ``1``, ``x ** 1`` is ``x``, ``a + -b`` is ``a - b``;
+  ``1``, ``x ** 1`` is ``x``, ``a + -b`` is ``a - b``; in a chain of products the
+  powers of two and signs merge into one constant (``g / (2 * u) * 2`` is ``g / u``);
 - :func:`eliminate_dead_code`: assignments nobody reads, and comments whose
   block became empty, go;
 - :func:`inline_temporaries` (last, once): a temporary read once is written
@@ -56,6 +58,7 @@ def optimize(
             fold_first_accumulation,
             propagate_copies,
             double_repeated_terms,
+            subtract_negated_start,
             lambda b, p: reuse_computed_values(b, arguments, xp),
             drop_self_assignments,
             simplify,
@@ -67,6 +70,7 @@ def optimize(
             break
     body = inline_temporaries(body, set(temporaries))
     body, _ = simplify(body, params)
+    body, _ = subtract_negated_start(body, params)  # (inlining makes more of them)
     if helpers is not None:
         body = accumulate_in_place(body, params, helpers)
     func.body = body
@@ -332,6 +336,58 @@ def fold_first_accumulation(body: list[ast.stmt], params: set[str]) -> tuple[lis
     return body, changed
 
 
+def _negated(value: ast.expr) -> ast.expr | None:
+    """``a`` where ``value`` is ``-a``, or a product or quotient whose leftmost factor is
+    negated (``-a * b / c`` is ``-(a * b / c)`` exactly); None otherwise."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        return value.operand
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mult, ast.Div)):
+        left = _negated(value.left)
+        if left is not None:
+            return ast.BinOp(left=left, op=value.op, right=value.right)
+    return None
+
+
+def subtract_negated_start(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+    """``v = -a`` followed (in the same block) by ``v = v + b`` is ``v = b - a``, where
+    nothing between reads or writes ``v`` or changes what ``a`` reads: one operation
+    instead of two, and exactly the same numbers (``-a + b`` is ``b - a``).
+
+    Before::                      After::
+
+        a_bar = -r_bar                ...
+        ...                           a_bar = t4_bar - r_bar
+        a_bar = a_bar + t4_bar
+    """
+    changed = False
+    for block in blocks(body):
+        i = 0
+        while i < len(block):
+            v = target(block[i])
+            value = block[i].value if v is not None else None
+            positive = _negated(value) if value is not None else None
+            if positive is None or not _pure(value) or v in reads(value):
+                i += 1
+                continue
+            inputs = set(reads(positive))
+            for j in range(i + 1, len(block)):
+                stmt = block[j]
+                if v in reads(stmt) or v in writes(stmt):
+                    added = stmt.value if isinstance(stmt, ast.Assign) else None
+                    rest = _accumulated(v, added) if isinstance(added, ast.BinOp) else None
+                    if rest is not None and target(stmt) == v:
+                        difference = ast.BinOp(left=rest, op=ast.Sub(), right=positive)
+                        block[j] = ast.Assign(targets=stmt.targets, value=difference)
+                        del block[i]
+                        changed = True
+                        i -= 1
+                    break
+                if inputs & set(writes(stmt)):
+                    break
+            i += 1
+    return body, changed
+
+
 def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
     """Remove ``a = b`` and ``a = <number>`` by substitution or renaming.
 
@@ -448,6 +504,71 @@ def _pow2(c: float | int) -> bool:
     )
 
 
+def _factors(node: ast.expr) -> list[tuple[type, ast.expr]]:
+    """A chain of products and quotients read left to right, with the operator before
+    each factor: ``a * b / c`` is ``[(Mult, a), (Mult, b), (Div, c)]``. A factor
+    ``(2 * u)`` with a power of two is two factors (``g / (2 * u)`` is ``g / 2 / u``
+    exactly)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div))):
+        return [(ast.Mult, node)]
+    op, right = type(node.op), node.right
+    if isinstance(right, ast.BinOp) and isinstance(right.op, ast.Mult):
+        for c, u in ((right.left, right.right), (right.right, right.left)):
+            if _num(c) is not None and _pow2(_num(c)):
+                return _factors(node.left) + [(op, c), (op, u)]
+    return _factors(node.left) + [(op, right)]
+
+
+def _fold_factors(node: ast.BinOp) -> ast.expr | None:
+    """A product chain with fewer operations, or None: its powers of two merged into
+    one constant (into its one other constant, if it has one: scaling by a power of two
+    is exact), and the signs of negated factors moved into that constant.
+
+    ``g / (2 * u) * h * 2`` is ``g / u * h``; ``-a * b / c * 2`` is ``a * b / c * -2``.
+    """
+    chain = _factors(node)
+    signs = 0
+    others: list[tuple[type, ast.expr]] = []
+    powers: list[tuple[type, float | int]] = []
+    anchor: int | None = None  # the position of the one other constant kept
+    for op, factor in chain:
+        while isinstance(factor, ast.UnaryOp) and isinstance(factor.op, ast.USub):
+            signs, factor = signs + 1, factor.operand
+        c = _num(factor)
+        if c is not None and _pow2(c):
+            powers.append((op, c))
+            continue
+        if c is not None and anchor is None:
+            anchor = len(others)
+        others.append((op, factor))
+    if not others:
+        return None  # constants alone: folded as such
+    anchor_op, value = (
+        (others[anchor][0], _num(others[anchor][1])) if anchor is not None else (ast.Mult, 1)
+    )
+    for op, c in powers:
+        value = value * c if op is anchor_op else value / c
+    if signs % 2:
+        value = -value
+    negate = False
+    if anchor is not None:
+        others[anchor] = (anchor_op, ast.Constant(value))
+    elif value == -1 and any(op is ast.Div for op, _ in others):
+        negate = True
+    elif value != 1 or not any(op is ast.Div for op, _ in others):
+        others.append((ast.Mult, ast.Constant(value)))
+    if others[0][0] is ast.Div:  # a numerator first
+        others.insert(0, (ast.Mult, ast.Constant(1)))
+    if len(others) - 1 + negate >= len(chain) - 1 + signs:
+        return None
+    result = others[0][1]
+    if negate:
+        result = ast.UnaryOp(op=ast.USub(), operand=result)
+    for op, factor in others[1:]:
+        result = ast.BinOp(left=result, op=op(), right=factor)
+    return result
+
+
 class _Simplify(ast.NodeTransformer):
     changed = False
 
@@ -474,6 +595,10 @@ class _Simplify(ast.NodeTransformer):
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
         self.generic_visit(node)
+        if isinstance(node.op, (ast.Mult, ast.Div)):
+            folded = _fold_factors(node)
+            if folded is not None:
+                return self.done(folded)
         left, right, op = node.left, node.right, node.op
         a, b = _num(left), _num(right)
         if a is not None and b is not None and type(op) in _FOLD:

@@ -7,12 +7,15 @@ character.
 """
 
 import ast
+import copy
 import linecache
 import re
 import traceback
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import srcgrad
 from srcgrad.pipeline import stages
@@ -571,3 +574,68 @@ def test_a_derivative_reads_the_users_cos_and_sin_instead_of_computing_them(mode
 def test_a_value_that_may_have_changed_is_computed_again(func):
     theta, r = np.array([0.3, -1.2, 2.0]), np.array([1.5, 0.5, -2.0])
     check_grads(func, (theta, r), wrt=(0, 1))
+
+
+# -- optimize: chains of products, negated starts -------------------------------------------------
+
+CHAIN_FACTORS = st.sampled_from(["a", "b", "c", "2", "0.5", "4.0", "3.0", "0.1", "(2 * c)", "-1"])
+
+
+@st.composite
+def product_chains(draw):
+    """Source of a chain like ``-a / (2 * c) * b * 2``: names, constants (powers of two
+    and others), negated factors, products and quotients."""
+    text = draw(CHAIN_FACTORS)
+    for _ in range(draw(st.integers(1, 5))):
+        factor = draw(CHAIN_FACTORS)
+        if draw(st.booleans()):
+            factor = f"-{factor}"
+        text = f"{text} {draw(st.sampled_from(['*', '/']))} {factor}"
+    return f"-{text}" if draw(st.booleans()) else text
+
+
+def chain_operations(tree):
+    return sum(isinstance(n, (ast.BinOp, ast.UnaryOp)) for n in ast.walk(tree))
+
+
+@given(chain=product_chains(), seed=st.integers(0, 2**16))
+def test_simplified_product_chains_compute_the_same_numbers_exactly(chain, seed):
+    # merging powers of two and moving signs rounds nothing: the same bits, never more work
+    from srcgrad.optimize import simplify
+
+    body = ast.parse(f"r = {chain}").body
+    simplified, _ = simplify(copy.deepcopy(body), set())
+    ast.fix_missing_locations(simplified[0])
+    values = dict(zip("abc", np.random.default_rng(seed).uniform(0.5, 2.0, (3, 4))))
+    want = eval(compile(ast.Expression(body[0].value), "<chain>", "eval"), values)
+    got = eval(compile(ast.Expression(simplified[0].value), "<chain>", "eval"), values)
+    np.testing.assert_array_equal(got, want)
+    assert chain_operations(simplified[0]) <= chain_operations(body[0]), ast.unparse(simplified[0])
+
+
+def root_of_squares(x, y):
+    return np.sum(np.sqrt(1.0 + x * x) * y)
+
+
+def test_sqrt_of_a_square_has_no_factors_of_two_in_its_gradient():
+    x, y = np.array([0.3, -1.2, 2.0]), np.array([1.5, 0.5, -2.0])
+    check_grads(root_of_squares, (x, y))
+    d = srcgrad.grad(root_of_squares)
+    d(x, y)
+    function = ast.unparse(function_def(d.source))
+    assert "2 *" not in function and "* 2" not in function, function
+
+
+def negated_then_added(x, y):
+    a = np.sin(x) - x * y  # the adjoint of x starts as -y * a_bar, then gets cos(x) * a_bar
+    return np.sum(a * a)
+
+
+def test_a_negated_first_term_becomes_a_subtraction():
+    x, y = np.array([0.3, -1.2, 2.0]), np.array([1.5, 0.5, -2.0])
+    check_grads(negated_then_added, (x, y), wrt=(0, 1))
+    d = srcgrad.grad(negated_then_added)
+    d(x, y)
+    function = function_def(d.source)
+    x_bar = [ast.unparse(s) for s in function.body if "x_bar =" in ast.unparse(s)]
+    assert len(x_bar) == 1 and " - " in x_bar[0], x_bar
