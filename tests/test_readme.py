@@ -1,0 +1,103 @@
+"""The README shows generated code: it must be the code srcgrad generates today.
+
+Each fenced Python block of README.md that defines a generated function
+(``def grad_...``) is compared, line for line, with the source srcgrad makes now
+for the same user function and the arguments the README names; and each user
+function the README shows is the one defined here. When the optimizer changes
+what it writes, this test says which README block to paste anew.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import srcgrad
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def loss(w, x, y):
+    p = 1 / (1 + np.exp(-(x @ w)))
+    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+
+
+def rnn(Wh, Wx, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(h @ Wh + xs[t] @ Wx)
+    return np.sum(h * h)
+
+
+def _loss_args():  # "for a 1-D w and 2-D x"
+    rng = np.random.default_rng(0)
+    return rng.standard_normal(3), rng.standard_normal((5, 3)), rng.random(5)
+
+
+def _rnn_args():  # "for 2-D weights and 3-D xs"
+    rng = np.random.default_rng(0)
+    return (
+        rng.standard_normal((4, 4)),
+        rng.standard_normal((2, 4)),
+        rng.standard_normal((6, 3, 2)),
+        rng.standard_normal((3, 4)),
+    )
+
+
+#: generated function name -> (its derivative, the arguments it is called with)
+GENERATED = {
+    "grad_loss": (srcgrad.grad(loss), _loss_args),
+    "grad_rnn": (srcgrad.grad(rnn, wrt=(0, 1)), _rnn_args),
+}
+USER = {"loss": loss, "rnn": rnn}
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def functions_in(block: str) -> dict[str, str]:
+    """The source of each top-level function a block defines."""
+    tree = ast.parse(block)
+    lines = block.splitlines()
+    return {
+        node.name: "\n".join(lines[node.lineno - 1 : node.end_lineno])
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+    }
+
+
+def shown(prefixes: tuple[str, ...]) -> dict[str, str]:
+    found = {}
+    for block in python_blocks():
+        for name, text in functions_in(block).items():
+            if name.startswith(prefixes):
+                found[name] = text
+    return found
+
+
+def test_the_readme_shows_generated_code():
+    assert set(shown(("grad_", "jvp_"))) == set(GENERATED)
+
+
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_generated_code_in_the_readme_is_current(name):
+    derivative, args = GENERATED[name]
+    derivative(*args())
+    source = derivative.source
+    generated = source[source.index(f"def {name}(") :].rstrip()
+    assert shown(("grad_", "jvp_"))[name] == generated, (
+        f"README.md shows an old {name}; paste this in its place:\n\n{generated}"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(USER))
+def test_user_functions_in_the_readme_are_the_ones_tested(name):
+    readme = shown((name,))[name]
+    assert readme == textwrap.dedent(inspect.getsource(USER[name])).rstrip()
