@@ -17,7 +17,7 @@ import numpy as np
 
 from . import pipeline, pytree
 from .backends import NUMPY, Backend, backend_of, dask_numpy, is_dask
-from .parse import env_is_current
+from .parse import UNBOUND, ParsedFunction, env_is_current, free_name_sources
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
 
@@ -32,6 +32,8 @@ class _Entry:
         self.norm: Any = None  # its normalized form, shared by every derivative
         self.norm_aux: Any = None  # the same, its returned pair split for has_aux
         self.derived: dict[tuple, pipeline.Derived] = {}
+        #: replaced in the cache by a newer entry (a quick call made from this one is stale)
+        self.retired = False
 
     def is_current(self, func: Any) -> bool:
         """Whether ``func``'s code and the globals this was made with are unchanged."""
@@ -42,6 +44,115 @@ class _Entry:
 
 #: generated code per function, keyed by (kind, wrt, backend, argument ranks)
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+#: how many kinds of arguments each of a derivative's two tables of quick calls holds (by
+#: exact shapes, and by what decides the code); the oldest goes first, so that calls with
+#: a new batch size each time cannot grow them without limit
+_QUICK_LIMIT = 64
+
+_NDARRAY = np.ndarray  # (one lookup fewer on the quick path)
+
+
+class _QuickCall:
+    """What calls with arguments of one kind (the same types and dtypes, and for arrays
+    the same ranks and axes of length 1) need to reuse their generated code.
+
+    ``is_current`` is the check ``_Entry.is_current`` and ``Derived.is_current`` make
+    (``parse.env_is_current`` for each function, on ``parse.free_name_sources``),
+    precomputed for a tight loop: every function the code was made from (the user's
+    function, and the user functions it calls) still has the same ``__code__``, and
+    every free name still refers to the same object, read from where it was resolved
+    (a closure cell, the module's globals, or builtins where the globals lack it).
+    It may only say False where those say True (never the other way round): a stale
+    quick call falls back to the full path, which checks again.
+
+    ``likes`` holds, for each wrt argument, the function that gives its gradient the
+    argument's type, dtype and shape (``_like_tree``, or a quicker equivalent for a
+    numpy array or a Python float). ``run``, where the derivative has one (see
+    ``Derivative._quick_runner``), does all of a call's work after the check.
+    """
+
+    __slots__ = ("entry", "derived", "codes", "names", "cells", "likes", "run")
+
+    def __init__(
+        self,
+        entry: _Entry,
+        derived: pipeline.Derived,
+        codes: tuple[tuple[Any, Any], ...],
+        names: tuple[tuple[dict, str, Any], ...],
+        cells: tuple[tuple[Any, Any], ...],
+        likes: tuple[Callable[[Any, Any], Any], ...],
+    ) -> None:
+        self.entry = entry
+        self.derived = derived
+        self.codes = codes  # (function, its code when parsed)
+        self.names = names  # (namespace, name, the object it held when parsed)
+        self.cells = cells  # (closure cell, the object it held when parsed)
+        self.likes = likes
+        self.run: Callable[[tuple], Any] | None = None
+
+    @classmethod
+    def make(
+        cls, entry: _Entry, func: Any, derived: pipeline.Derived, wrt_values: list[Any]
+    ) -> _QuickCall | None:
+        """The quick call for code just made from ``func`` or found current (None where
+        it is not current, or its free names cannot be watched this way)."""
+        if entry.retired or func.__code__ is not entry.code:
+            return None
+        parsed = [n.parsed for n in (entry.norm, entry.norm_aux) if n is not None]
+        codes = {id(func): (func, entry.code)}  # (each function's, once: the same code)
+        names: dict[tuple[int, str], tuple[dict, str, Any]] = {}
+        cells: dict[int, tuple[Any, Any]] = {}
+        for p in [*parsed, *derived.callees]:
+            if not _watch(p, codes, names, cells):
+                return None
+        likes = tuple(_LIKES.get(type(v), _like_tree) for v in wrt_values)
+        return cls(
+            entry,
+            derived,
+            tuple(codes.values()),
+            tuple(names.values()),
+            tuple(cells.values()),
+            likes,
+        )
+
+    def is_current(self) -> bool:
+        """Whether the code is still the code for this call (see the class)."""
+        if self.entry.retired:
+            return False
+        for func, code in self.codes:
+            if func.__code__ is not code:
+                return False
+        for namespace, name, value in self.names:
+            if namespace.get(name, UNBOUND) is not value:
+                return False
+        for cell, value in self.cells:
+            try:
+                if cell.cell_contents is not value:
+                    return False
+            except ValueError:  # (emptied)
+                return False
+        return True
+
+
+def _watch(
+    parsed: ParsedFunction,
+    codes: dict[int, tuple[Any, Any]],
+    names: dict[tuple[int, str], tuple[dict, str, Any]],
+    cells: dict[int, tuple[Any, Any]],
+) -> bool:
+    """Add what ``parse.env_is_current(parsed)`` checks to the lists a quick call checks;
+    False where it is not current now, or its globals are not a plain dict."""
+    func = parsed.func
+    if type(func.__globals__) is not dict or not env_is_current(parsed):
+        return False
+    codes[id(func)] = (func, parsed.code)
+    closure_cells, namespaces = free_name_sources(parsed)
+    for cell, value in closure_cells:
+        cells[id(cell)] = (cell, value)
+    for namespace, name, value in namespaces:
+        names[id(namespace), name] = (namespace, name, value)
+    return True
 
 
 class Derivative:
@@ -109,7 +220,15 @@ class Derivative:
         self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
         self._last: pipeline.Derived | None = None
         self._wrappers: dict[tuple, tuple[pipeline.Derived, Callable[..., Any]]] = {}
-        self._quick: dict[tuple, tuple[_Entry, pipeline.Derived]] = {}  # see __call__
+        #: how many arguments a call on the quick path has (None: no quick path, for a
+        #: derivative of a derivative, whose code depends on the inner one's too)
+        self._quick_arity = len(self._params) if self._inner is None else None
+        self._wrt_index = [self._params.index(w) for w in self.wrt]
+        #: how many arguments follow the function's: jvp's tangents, vjp's cotangent
+        self._extra_count = {"jvp": len(self.wrt), "vjp": 1}.get(kind, 0)
+        #: quick calls (see __call__) by _quick_key, and by _code_key for other shapes
+        self._quick: dict[tuple, _QuickCall] = {}
+        self._quick_by_code: dict[tuple, _QuickCall] = {}
 
     # -- generation --------------------------------------------------------------
     @property
@@ -160,6 +279,8 @@ class Derivative:
         target = self._target(ranks, backend)
         entry = _CACHE.get(target)
         if entry is None or not entry.is_current(target):
+            if entry is not None:
+                entry.retired = True
             entry = _CACHE[target] = _Entry(target.__code__)
         derived = entry.derived.get(key)
         if derived is None or not derived.is_current():
@@ -209,7 +330,8 @@ class Derivative:
 
     # -- calling -------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        extra_count = {"jvp": len(self.wrt), "vjp": 1}.get(self.kind, 0)
+        extras: Sequence[Any] = ()
+        extra_count = self._extra_count
         if extra_count:
             if len(args) < extra_count:
                 what = (
@@ -220,52 +342,72 @@ class Derivative:
                     f"then {what}"
                 )
             args, extras = args[: len(args) - extra_count], list(args[len(args) - extra_count :])
-        else:
-            extras = []
-        # a call like an earlier one (plain numpy arrays and Python numbers, every argument
-        # positional) reuses its code after checking only that the function is unchanged
-        quick = _quick_key(args) if not kwargs and len(args) == len(self._params) else None
-        cached = self._quick.get(quick) if quick is not None else None
-        if (
-            cached is not None
-            and cached[0] is _CACHE.get(self.__wrapped__)
-            and cached[0].is_current(self.__wrapped__)
-            and cached[1].is_current()
-        ):
-            values, derived = list(args), cached[1]
-        else:
-            values = self._bind(args, kwargs)
-            for w in self.wrt:
-                _check_differentiable(w, values[self._params.index(w)], self.__name__)
-            backend = backend_of(values, self._params)
-            if backend.name == "dask" and extras:  # numpy tangents or cotangent: dask too
-                extras = [pytree.map_leaves(_lazy, e) for e in extras]
-            ranks = {p: _rank(v) for p, v in zip(self._params, values)}
-            wide = tuple((p, w) for p, w in zip(self._params, map(_wide_axes, values)) if w)
-            derived = self._derived(ranks, backend, wide)
-            if quick is not None and self._inner is None:  # with the entry it came from
-                self._quick[quick] = (_CACHE[self.__wrapped__], derived)
+        # a call like an earlier one (plain numpy arrays and Python numbers of the same
+        # types, shapes and dtypes, every argument positional) reuses its code after
+        # checking only that the functions it was made from are unchanged
+        quick = _quick_key(args) if not kwargs and len(args) == self._quick_arity else None
+        call = self._quick.get(quick)  # (None when quick is: never a key)
+        if call is None and quick is not None:  # arrays of other lengths, the same code?
+            call = self._quick_by_code.get(_code_key(quick))
+            if call is not None:
+                _remember(self._quick, quick, call)
+        if call is not None and call.is_current():
+            self._last = call.derived  # (what .source shows)
+            if call.run is not None:
+                return call.run(args)
+            return self._finish(call.derived, args, extras, call.likes)
+        values = self._bind(args, kwargs)
+        for w in self.wrt:
+            _check_differentiable(w, values[self._params.index(w)], self.__name__)
+        backend = backend_of(values, self._params)
+        if backend.name == "dask" and extras:  # numpy tangents or cotangent: dask too
+            extras = [pytree.map_leaves(_lazy, e) for e in extras]
+        ranks = {p: _rank(v) for p, v in zip(self._params, values)}
+        wide = tuple((p, w) for p, w in zip(self._params, map(_wide_axes, values)) if w)
+        derived = self._derived(ranks, backend, wide)
+        likes = None
+        if quick is not None:  # with the entry it came from
+            wrt_values = [values[i] for i in self._wrt_index]
+            entry = _CACHE[self.__wrapped__]
+            call = _QuickCall.make(entry, self.__wrapped__, derived, wrt_values)
+            if call is not None:
+                call.run = self._quick_runner(derived, call.likes)
+                _remember(self._quick, quick, call)
+                _remember(self._quick_by_code, _code_key(quick), call)
+                likes = call.likes
+        return self._finish(derived, values, extras, likes)
+
+    def _finish(
+        self,
+        derived: pipeline.Derived,
+        values: Sequence[Any],
+        extras: Sequence[Any],
+        likes: tuple[Callable[[Any, Any], Any], ...] | None,
+    ) -> Any:
+        """Run the generated code on the call's values (and extra arguments) and shape
+        its result; ``likes`` (from a quick call) shapes each gradient, else
+        ``_like_tree``."""
         if self.kind in ("grad", "value_and_grad") and self.mode == "forward":
-            return self._forward_grad(derived, values)
+            return self._forward_grad(derived, list(values))
+        if extras:
+            if self.kind == "jvp":
+                extras = [
+                    _tangent_like(t, values[i], w)
+                    for t, i, w in zip(extras, self._wrt_index, self.wrt)
+                ]
+            result = _fresh(derived.function(*values, *extras), [*values, *extras])
+        else:
+            result = _fresh(derived.function(*values), values)
         if self.kind == "jvp":
-            extras = [
-                _tangent_like(t, values[self._params.index(w)], w) for t, w in zip(extras, self.wrt)
-            ]
-        result = derived.function(*values, *extras)
-        result = _fresh(result, [*values, *extras])
-        wrt_values = [values[self._params.index(w)] for w in self.wrt]
-        if self.kind == "grad":
-            if self.has_aux:
-                grads, aux = result
-                return self._shape_grads(grads, wrt_values), aux
-            return self._shape_grads(result, wrt_values)
+            value, tangent = result
+            return value, _output_dtype(tangent, value)
         if self.kind == "value_and_grad":
             value, grads = result
-            return value, self._shape_grads(grads, wrt_values)
-        if self.kind == "vjp":
-            return self._shape_grads(result, wrt_values)
-        value, tangent = result  # jvp
-        return value, _output_dtype(tangent, value)
+            return value, self._shape_grads(grads, values, likes)
+        if self.kind == "grad" and self.has_aux:
+            grads, aux = result
+            return self._shape_grads(grads, values, likes), aux
+        return self._shape_grads(result, values, likes)  # grad, vjp
 
     def _bind(self, args: tuple, kwargs: dict) -> list[Any]:
         if self._inner is not None and self._inner.kind == "vjp" and "dout" not in kwargs:
@@ -280,12 +422,55 @@ class Derivative:
         bound.apply_defaults()
         return [bound.arguments[p] for p in self._params]
 
-    def _shape_grads(self, grads: Any, wrt_values: list[Any]) -> Any:
+    def _quick_runner(
+        self, derived: pipeline.Derived, likes: tuple[Callable[[Any, Any], Any], ...]
+    ) -> Callable[[tuple], Any] | None:
+        """For the common derivatives, a reverse-mode ``grad`` or ``value_and_grad`` with
+        respect to one argument (no aux), what ``_finish`` does for a quick call with
+        these ``likes``, with nothing left to decide; None for the others."""
+        if (
+            self.kind not in ("grad", "value_and_grad")
+            or self.mode != "reverse"
+            or self.has_aux
+            or self._wrt_tuple
+        ):
+            return None
+        function, like, index = derived.function, likes[0], self._wrt_index[0]
+        if self.kind == "grad":
+
+            def run_grad(args: tuple) -> Any:
+                result = function(*args)
+                for a in args:  # (_fresh, inline: a result that is an argument is rare)
+                    if result is a:
+                        break
+                else:
+                    if not isinstance(result, tuple):
+                        return like(result, args[index])
+                return like(_fresh(result, args), args[index])
+
+            return run_grad
+
+        def run_value_and_grad(args: tuple) -> Any:
+            value, grads = _fresh(function(*args), args)
+            return value, like(grads, args[index])
+
+        return run_value_and_grad
+
+    def _shape_grads(
+        self,
+        grads: Any,
+        values: Sequence[Any],
+        likes: tuple[Callable[[Any, Any], Any], ...] | None = None,
+    ) -> Any:
+        """Each gradient with the type, dtype and shape (the structure, for a pytree)
+        of its wrt argument among the call's ``values``."""
         if not self._wrt_tuple:
-            return _like_tree(grads, wrt_values[0])
-        if len(wrt_values) == 1:  # the generated code returns one gradient bare
+            like = _like_tree if likes is None else likes[0]
+            return like(grads, values[self._wrt_index[0]])
+        if len(self._wrt_index) == 1:  # the generated code returns one gradient bare
             grads = (grads,)
-        return tuple(_like_tree(g, v) for g, v in zip(grads, wrt_values))
+        likes = likes or (_like_tree,) * len(self._wrt_index)
+        return tuple(like(g, values[i]) for g, i, like in zip(grads, self._wrt_index, likes))
 
     def _forward_grad(self, derived: pipeline.Derived, values: list[Any]) -> Any:
         """A gradient by forward mode: one Jacobian-vector product per input element."""
@@ -375,18 +560,33 @@ def _normalize_wrt(wrt: Wrt, params: list[str], func: Callable[..., Any]) -> tup
 
 
 def _quick_key(args: tuple) -> tuple | None:
-    """What decides the generated code for arguments that are all numpy arrays and Python
-    or numpy numbers: their types, ranks and dtypes (None for anything else)."""
-    key = []
+    """What a call's quick path is keyed on, for arguments that are all numpy arrays and
+    Python or numpy numbers: their exact types, and each array's shape and dtype (which
+    decide its rank and which of its axes are wide); None for anything else."""
+    key: tuple = ()
     for a in args:
         t = type(a)
-        if t is np.ndarray:
-            key.append((a.ndim, a.dtype.char, _wide_axes(a)))
+        if t is _NDARRAY:
+            key += ((a.shape, a.dtype),)
         elif t is float or t is int or t is bool or isinstance(a, np.generic):
-            key.append(t)
+            key += (t,)
         else:
             return None
-    return tuple(key)
+    return key
+
+
+def _code_key(quick: tuple) -> tuple:
+    """A ``_quick_key`` with each array's shape reduced to what decides its code: which
+    of its axes are not of length 1 (as ``_wide_axes``; their number is its rank)."""
+    return tuple((tuple(n != 1 for n in k[0]), k[1]) if isinstance(k, tuple) else k for k in quick)
+
+
+def _remember(calls: dict[tuple, _QuickCall], key: tuple, call: _QuickCall) -> None:
+    """Keep ``call`` under ``key``, the newest, forgetting the oldest beyond the limit."""
+    calls.pop(key, None)
+    if len(calls) >= _QUICK_LIMIT:
+        calls.pop(next(iter(calls)), None)
+    calls[key] = call
 
 
 def _wide_axes(value: Any) -> tuple[bool, ...] | None:
@@ -472,6 +672,31 @@ def _like(g: Any, x: Any) -> Any:
     return out
 
 
+def _like_array(g: Any, x: np.ndarray) -> Any:
+    """``_like`` for a numpy array argument, quick where ``g`` already is a writable numpy
+    array of its dtype and shape with no repeated elements (as ``_like`` leaves it)."""
+    if (
+        type(g) is _NDARRAY
+        and g.dtype is x.dtype
+        and g.shape == x.shape
+        and g.flags.writeable
+        and (0 not in g.strides or g.size <= 1)
+    ):
+        return g
+    return _like(g, x)
+
+
+def _like_float(g: Any, x: float) -> Any:
+    """``_like`` for a Python float argument (of type float exactly)."""
+    if isinstance(g, (float, np.generic, np.ndarray)):
+        return float(g)
+    return _like(g, x)
+
+
+#: the quick equivalents of ``_like_tree`` for an argument of exactly these types
+_LIKES: dict[type, Callable[[Any, Any], Any]] = {np.ndarray: _like_array, float: _like_float}
+
+
 def _like_tree(g: Any, x: Any) -> Any:
     """``_like`` for every leaf of a pytree argument ``x``."""
     if not pytree.is_node(x):
@@ -534,12 +759,13 @@ def _output_dtype(t: Any, value: Any) -> Any:
     return t.astype(dtype) if hasattr(t, "astype") else _module_of(value).asarray(t, dtype=dtype)
 
 
-def _fresh(result: Any, inputs: list[Any]) -> Any:
+def _fresh(result: Any, inputs: Sequence[Any]) -> Any:
     """``result`` with any array that is one of the caller's own inputs copied."""
     if isinstance(result, tuple):
         return tuple(_fresh(r, inputs) for r in result)
-    if any(result is x for x in inputs) and hasattr(result, "copy"):
-        return result.copy()
+    for x in inputs:
+        if result is x:
+            return result.copy() if hasattr(result, "copy") else result
     return result
 
 

@@ -81,27 +81,42 @@ def env_is_current(parsed: ParsedFunction) -> bool:
     binds them when it is made. Checking identity on each call keeps the two
     in step: a rebound global makes the caller generate the code again.
     """
-    func = parsed.func
-    if func.__code__ is not parsed.code:
+    if parsed.func.__code__ is not parsed.code:
         return False
-    cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
-    globals_ = func.__globals__
-    for name, value in parsed.env.items():
-        if name in cells:
-            try:
-                current = cells[name].cell_contents
-            except ValueError:
+    cells, names = free_name_sources(parsed)
+    for cell, value in cells:
+        try:
+            if cell.cell_contents is not value:
                 return False
-        elif name in globals_:
-            current = globals_[name]
-        else:
-            current = getattr(builtins, name, _UNBOUND)
-        if current is not value:
+        except ValueError:  # (emptied)
             return False
-    return True
+    return all(namespace.get(name, UNBOUND) is value for namespace, name, value in names)
 
 
-_UNBOUND = object()
+def free_name_sources(
+    parsed: ParsedFunction,
+) -> tuple[list[tuple[Any, Any]], list[tuple[dict, str, Any]]]:
+    """Where the function reads each free name from when it runs, with the object the
+    name was resolved to: ``(cell, object)`` for a closure variable, ``(namespace,
+    name, object)`` for a global, and for a builtin two of those: its module's globals
+    must not hold the name (``UNBOUND``), and builtins must hold the object."""
+    func = parsed.func
+    closure = dict(zip(parsed.code.co_freevars, func.__closure__ or ()))
+    globals_ = func.__globals__
+    cells, names = [], []
+    for name, value in parsed.env.items():
+        if name in closure:
+            cells.append((closure[name], value))
+        elif name in globals_:
+            names.append((globals_, name, value))
+        else:
+            names.append((globals_, name, UNBOUND))
+            names.append((builtins.__dict__, name, value))
+    return cells, names
+
+
+#: what a namespace that must not hold a name is checked against (``.get(name, UNBOUND)``)
+UNBOUND = object()
 
 
 def _def_tree(func: Callable[..., Any], lines: list[str], firstlineno: int) -> ast.FunctionDef:

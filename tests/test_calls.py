@@ -267,3 +267,147 @@ def test_has_aux_needs_a_pair_and_a_python_function():
         srcgrad.grad(no_pair, has_aux=True)(X)
     with pytest.raises(TypeError, match="needs a Python function, not a derivative"):
         srcgrad.grad(srcgrad.grad(no_pair), has_aux=True)
+
+
+# -- the quick call path: a call like an earlier one reuses its code ----------------------
+# (each test calls more than once: the first call generates the code, the later ones take
+# the quick path, which checks only that the functions the code was made from are unchanged)
+WEIGHT = 2.0
+
+
+def weighted_squares(x):
+    return np.sum(WEIGHT * x * x)
+
+
+def times_length(x):
+    return np.sum(x) * len(x)
+
+
+def squares(x):
+    return np.sum(x * x)
+
+
+def cubes(x):
+    return np.sum(x * x * x)
+
+
+def five(x):
+    return 5
+
+
+def dot(x, y):
+    return np.sum(x * y)
+
+
+def sine(x):
+    return np.sin(x)
+
+
+def plus_bias(x, b):
+    return np.sum(x + b)
+
+
+def make_scaled_sine(scale):
+    def scaled_sine(x):
+        return np.sum(scale * np.sin(x))
+
+    def set_scale(value):
+        nonlocal scale
+        scale = value
+
+    return scaled_sine, set_scale
+
+
+def test_calls_with_a_new_batch_size_each_time_reuse_the_code_and_bound_the_cache():
+    from srcgrad import api, pipeline
+
+    d = srcgrad.grad(weighted_squares)
+    d(np.ones(2))
+    emitted = pipeline.RUNS["emit"]
+    sizes = range(2, api._QUICK_LIMIT + 20)
+    for n in (*sizes, *sizes, 2):
+        x = np.linspace(-1.0, 1.0, n)
+        np.testing.assert_allclose(d(x), 2 * WEIGHT * x)
+        assert len(d._quick) <= api._QUICK_LIMIT
+    assert len(d._quick_by_code) == 1
+    assert pipeline.RUNS["emit"] == emitted  # one code for every length
+
+
+def test_an_input_the_generated_code_returns_is_copied_on_every_call():
+    x, y = np.array([1.0, 2.0]), np.array([3.0, -4.0])
+    for d, want in ((srcgrad.grad(dot), y), (srcgrad.grad(dot, wrt=1), x)):
+        for _ in range(3):
+            g = d(x, y)
+            np.testing.assert_array_equal(g, want)
+            assert g is not want and not np.shares_memory(g, want)
+    value_and_grad = srcgrad.value_and_grad(dot)
+    vjp = srcgrad.vjp(lambda v: v)
+    for _ in range(3):
+        value, g = value_and_grad(x, y)
+        assert value == pytest.approx(-5.0) and g is not y and not np.shares_memory(g, y)
+        v = vjp(x, y)
+        np.testing.assert_array_equal(v, y)
+        assert v is not y and not np.shares_memory(v, y)
+
+
+def test_every_call_gives_the_gradient_the_type_and_dtype_of_its_argument():
+    d = srcgrad.grad(sine)
+    for _ in range(3):  # the generated code returns a numpy float for a float argument
+        g = d(0.5)
+        assert type(g) is float and g == pytest.approx(np.cos(0.5))
+        g = d(np.float32(0.5))
+        assert type(g) is np.float32
+        value, g = srcgrad.value_and_grad(sine)(0.5)
+        assert type(g) is float and value == pytest.approx(np.sin(0.5))
+    d = srcgrad.grad(weighted_squares)
+    for dtype in ("<f8", ">f8", "<f4", "<f8", ">f8"):
+        x = np.arange(3.0).astype(dtype)
+        g = d(x)
+        assert g.dtype == x.dtype and g.flags.writeable
+        np.testing.assert_allclose(g, 2 * WEIGHT * x, rtol=1e-6)
+
+
+def test_the_quick_path_sees_a_rebound_global_closure_cell_or_shadowed_builtin(monkeypatch):
+    x = np.array([0.5, -1.0, 2.0])
+    d = srcgrad.grad(weighted_squares)
+    for weight in (2.0, 2.0, 3.0, 3.0, 2.0, 2.0):  # back to the first: still right
+        monkeypatch.setitem(globals(), "WEIGHT", weight)
+        np.testing.assert_allclose(d(x), 2 * weight * x)
+
+    scaled_sine, set_scale = make_scaled_sine(2.0)
+    d = srcgrad.grad(scaled_sine)
+    for scale in (2.0, 2.0, -1.0, -1.0):
+        set_scale(scale)
+        np.testing.assert_allclose(d(x), scale * np.cos(x))
+
+    d = srcgrad.grad(times_length)
+    np.testing.assert_allclose(d(x), [3.0, 3.0, 3.0])
+    np.testing.assert_allclose(d(x), [3.0, 3.0, 3.0])
+    monkeypatch.setitem(globals(), "len", five)  # a global hides the builtin
+    assert times_length(np.ones(3)) == 15.0
+    np.testing.assert_allclose(d(x), [5.0, 5.0, 5.0])
+    np.testing.assert_allclose(d(x), [5.0, 5.0, 5.0])
+
+    d = srcgrad.grad(squares)  # new code for the function itself
+    np.testing.assert_allclose(d(x), 2 * x)
+    np.testing.assert_allclose(d(x), 2 * x)
+    monkeypatch.setattr(squares, "__code__", cubes.__code__)
+    np.testing.assert_allclose(d(x), 3 * x * x)
+
+    # a rebound global in a function the differentiated one calls: its module's SCALE
+    d = srcgrad.grad(calls_other_module)
+    before = d(x)
+    np.testing.assert_array_equal(d(x), before)
+    monkeypatch.setattr(other, "SCALE", 2 * other.SCALE)
+    np.testing.assert_allclose(d(x), 2 * before)
+
+
+def test_source_is_the_code_of_the_most_recent_call():
+    d = srcgrad.grad(plus_bias, wrt=1)
+    x = np.array([1.0, 2.0])
+    d(x, 0.5)
+    scalar_source = d.source
+    d(x, np.array([0.5, 0.5]))
+    assert d.source != scalar_source
+    d(x, 0.5)  # the quick path
+    assert d.source == scalar_source
