@@ -52,6 +52,9 @@ SCALAR = Shape(frozenset(), 0, ())
 #: unknown structure; a known structure is described by ``srcgrad.pytree.structure``
 #: with leaf ranks: ``("dict", (("W", 2), ("b", 1)))``, ``("list", (1, 1))``
 TREE = "tree"
+#: the leaves of a pytree's structure of length-1 axes (``Facts.tree_wide``, from the
+#: call's arguments) are ``(LEAF, axes)``: ``axes`` as for an array argument, or None
+LEAF = "<leaf>"
 
 
 @dataclass
@@ -96,6 +99,9 @@ class Facts:
     #: names holding parts of pytree arguments: their structure (a container's, or a
     #: leaf's rank), where every definition agrees on it
     trees: dict[str, Any] = field(default_factory=dict)
+    #: for the same names, the same structure with each leaf's axes known not to have
+    #: length 1 (``(LEAF, (True, False))``; ``(LEAF, None)`` where not known)
+    tree_wide: dict[str, Any] = field(default_factory=dict)
     mode: str | None = None  # the transform these facts are for, "jvp" or "vjp"
     params: list[ast.arg] = field(default_factory=list)
     #: names given once a tuple or list display: how many elements it has
@@ -171,6 +177,8 @@ def analyze(
         if rank == TREE or isinstance(rank, tuple):
             trees.add(param.arg)
             facts.trees[param.arg] = rank
+            if wide.get(param.arg) is not None:
+                facts.tree_wide[param.arg] = wide[param.arg]
             rank = None
         key = frozenset() if rank == 0 else frozenset({param.arg})
         known = wide.get(param.arg)
@@ -673,30 +681,39 @@ def _tree_parts(facts: Facts, assigns: list[ast.stmt], params: set[str]) -> None
     ``W = p["W"]``), where all its definitions agree on one."""
     for _ in range(len(assigns) + 1):  # a loop may read a part defined later in its body
         found: dict[str, list[Any]] = {}
+        found_wide: dict[str, list[Any]] = {}
         for stmt in assigns:
             op = facts.ops[stmt]
             x = op.args.get("x") if op.key in ("getitem", "copy") else None
+            part = wide = None
             if isinstance(x, ast.Name) and x.id in facts.trees:
-                part = facts.trees[x.id]
+                part, wide = facts.trees[x.id], facts.tree_wide.get(x.id)
                 if op.key == "getitem":
-                    part = _tree_child(part, op.ctx.index if op.ctx else None)
-                found.setdefault(op.target, []).append(part)
-            else:
-                found.setdefault(op.target, []).append(None)
-        before = dict(facts.trees)
+                    index = op.ctx.index if op.ctx else None
+                    part = _tree_child(part, index)
+                    wide = _tree_child(wide, index) if wide and wide[0] != LEAF else None
+            found.setdefault(op.target, []).append(part)
+            found_wide.setdefault(op.target, []).append(wide)
+        before = dict(facts.trees), dict(facts.tree_wide)
         for target, parts in found.items():
             if target in params:
                 continue
             defs = facts.definitions.get(target, [])
+            wides = found_wide[target]
             if (
                 len(parts) == len(defs)
                 and parts[0] is not None
                 and parts.count(parts[0]) == len(parts)
             ):
                 facts.trees[target] = parts[0]
+                if wides[0] is not None and wides.count(wides[0]) == len(wides):
+                    facts.tree_wide[target] = wides[0]
+                else:
+                    facts.tree_wide.pop(target, None)
             else:
                 facts.trees.pop(target, None)
-        if facts.trees == before:
+                facts.tree_wide.pop(target, None)
+        if (facts.trees, facts.tree_wide) == before:
             return
 
 
@@ -720,7 +737,9 @@ def _tree_child(structure: Any, index: ast.expr | None) -> Any:
 def _result_shape(op: Op, facts: Facts) -> Shape:
     part = facts.trees.get(op.target)
     if isinstance(part, int) and op.key in ("getitem", "copy"):  # a leaf of a pytree
-        return SCALAR if part == 0 else Shape(frozenset({op.target}), part)
+        leaf = facts.tree_wide.get(op.target)
+        wide = leaf[1] if leaf and leaf[0] == LEAF and len(leaf[1] or ()) == part else None
+        return SCALAR if part == 0 else Shape(frozenset({op.target}), part, wide)
     rule = op.rule
     if rule is None or op.ctx is None:
         return Shape(frozenset({op.target}), None)

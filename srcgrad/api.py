@@ -16,6 +16,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import pipeline, pytree
+from .analyze import LEAF
 from .backends import NUMPY, Backend, backend_of, dask_numpy, is_dask
 from .parse import UNBOUND, ParsedFunction, env_is_current, free_name_sources
 
@@ -589,11 +590,15 @@ def _remember(calls: dict[tuple, _QuickCall], key: tuple, call: _QuickCall) -> N
     calls[key] = call
 
 
-def _wide_axes(value: Any) -> tuple[bool, ...] | None:
+def _wide_axes(value: Any) -> Any:
     """For an array, which of its axes are not of length 1 (broadcasting never stretches
-    them, which the generated code may rely on); None for anything else."""
+    them, which the generated code may rely on); for a pytree with such leaves, its
+    structure with ``(LEAF, axes)`` for each leaf; None for anything else."""
+    if pytree.is_node(value):
+        leaves = pytree.structure(value, lambda leaf: (LEAF, _wide_axes(leaf)))
+        return leaves if any(_wide_axes(leaf) for leaf in pytree.leaves(value)) else None
     shape = getattr(value, "shape", None)
-    if not isinstance(shape, tuple) or pytree.is_node(value):
+    if not isinstance(shape, tuple):
         return None
     if not all(isinstance(n, int) for n in shape):
         return None  # (dask: an axis of unknown length)

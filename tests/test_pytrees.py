@@ -268,3 +268,18 @@ def test_hvp_of_the_list_of_dicts_mlp_matches_differences_of_its_gradient():
     product = srcgrad.hvp(mlp)(layers, x, v)
     for got, want in zip(flat(product), expected):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("sizes", [[3, 4, 2], [3, 1, 2], [1, 4, 1]], ids=str)
+def test_leaves_with_no_axis_of_length_one_need_no_unbroadcast(sizes):
+    # the cache key notes, for each leaf, which axes are never 1 (as for array arguments):
+    # then h @ layer["W"] cannot broadcast against layer["b"]'s sum, and the generated code
+    # says so; with a length-1 axis somewhere it sums back down, and is right either way
+    rng = np.random.default_rng(7)
+    layers = make_layers(sizes, rng)
+    x = rng.standard_normal((5, sizes[0]))
+    grad = srcgrad.grad(mlp)
+    got = grad(layers, x)
+    for g, w in zip(flat(got), flat_gradient(layers, x)):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+    assert ("matmul_shape(" not in grad.source) == (1 not in sizes)
