@@ -348,6 +348,20 @@ def _negated(value: ast.expr) -> ast.expr | None:
     return None
 
 
+def _written_into(stmt: ast.stmt) -> set[str]:
+    """Names whose arrays ``stmt`` changes in place (``y[i] = v``, ``y += v``)."""
+    out = set()
+    for node in ast.walk(stmt):
+        where = node.target if isinstance(node, ast.AugAssign) else None
+        if isinstance(node, ast.Assign):
+            where = next((t for t in node.targets if isinstance(t, ast.Subscript)), None)
+        while isinstance(where, ast.Subscript):
+            where = where.value
+        if isinstance(where, ast.Name):
+            out.add(where.id)
+    return out
+
+
 def subtract_negated_start(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
     """``v = -a`` followed (in the same block) by ``v = v + b`` is ``v = b - a``, where
     nothing between reads or writes ``v`` or changes what ``a`` reads: one operation
@@ -377,12 +391,14 @@ def subtract_negated_start(body: list[ast.stmt], params: set[str]) -> tuple[list
                     rest = _accumulated(v, added) if isinstance(added, ast.BinOp) else None
                     if rest is not None and target(stmt) == v:
                         difference = ast.BinOp(left=rest, op=ast.Sub(), right=positive)
-                        block[j] = ast.Assign(targets=stmt.targets, value=difference)
+                        block[j] = ast.copy_location(
+                            ast.Assign(targets=stmt.targets, value=difference), stmt
+                        )
                         del block[i]
                         changed = True
                         i -= 1
                     break
-                if inputs & set(writes(stmt)):
+                if inputs & (set(writes(stmt)) | _written_into(stmt)):
                     break
             i += 1
     return body, changed

@@ -639,3 +639,12 @@ def test_a_negated_first_term_becomes_a_subtraction():
     function = function_def(d.source)
     x_bar = [ast.unparse(s) for s in function.body if "x_bar =" in ast.unparse(s)]
     assert len(x_bar) == 1 and " - " in x_bar[0], x_bar
+
+
+def test_a_negated_start_is_not_moved_past_a_write_into_what_it_reads():
+    from srcgrad.optimize import subtract_negated_start
+
+    tree = ast.parse("v = -y\ny[0] = 5.0\nv = v + b\nw = -b\nw = w + y")
+    body, changed = subtract_negated_start(tree.body, set())
+    assert changed
+    assert [ast.unparse(s) for s in body] == ["v = -y", "y[0] = 5.0", "v = v + b", "w = y - b"]
