@@ -18,7 +18,7 @@ import numpy as np
 from . import pipeline, pytree
 from .analyze import LEAF
 from .backends import NUMPY, Backend, backend_of, dask_numpy, is_dask
-from .parse import UNBOUND, ParsedFunction, env_is_current, free_name_sources
+from .parse import ParsedFunction, env_is_current, free_name_sources, sources_current
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
 
@@ -124,16 +124,7 @@ class _QuickCall:
         for func, code in self.codes:
             if func.__code__ is not code:
                 return False
-        for namespace, name, value in self.names:
-            if namespace.get(name, UNBOUND) is not value:
-                return False
-        for cell, value in self.cells:
-            try:
-                if cell.cell_contents is not value:
-                    return False
-            except ValueError:  # (emptied)
-                return False
-        return True
+        return sources_current(self.cells, self.names)
 
 
 def _watch(
@@ -390,15 +381,11 @@ class Derivative:
         ``_like_tree``."""
         if self.kind in ("grad", "value_and_grad") and self.mode == "forward":
             return self._forward_grad(derived, list(values))
-        if extras:
-            if self.kind == "jvp":
-                extras = [
-                    _tangent_like(t, values[i], w)
-                    for t, i, w in zip(extras, self._wrt_index, self.wrt)
-                ]
-            result = _fresh(derived.function(*values, *extras), [*values, *extras])
-        else:
-            result = _fresh(derived.function(*values), values)
+        if self.kind == "jvp":
+            extras = [
+                _tangent_like(t, values[i], w) for t, i, w in zip(extras, self._wrt_index, self.wrt)
+            ]
+        result = _fresh(derived.function(*values, *extras), [*values, *extras])
         if self.kind == "jvp":
             value, tangent = result
             return value, _output_dtype(tangent, value)
@@ -440,14 +427,7 @@ class Derivative:
         if self.kind == "grad":
 
             def run_grad(args: tuple) -> Any:
-                result = function(*args)
-                for a in args:  # (_fresh, inline: a result that is an argument is rare)
-                    if result is a:
-                        break
-                else:
-                    if not isinstance(result, tuple):
-                        return like(result, args[index])
-                return like(_fresh(result, args), args[index])
+                return like(_fresh(function(*args), args), args[index])
 
             return run_grad
 
@@ -595,8 +575,11 @@ def _wide_axes(value: Any) -> Any:
     them, which the generated code may rely on); for a pytree with such leaves, its
     structure with ``(LEAF, axes)`` for each leaf; None for anything else."""
     if pytree.is_node(value):
-        leaves = pytree.structure(value, lambda leaf: (LEAF, _wide_axes(leaf)))
-        return leaves if any(_wide_axes(leaf) for leaf in pytree.leaves(value)) else None
+        axes = [_wide_axes(leaf) for leaf in pytree.leaves(value)]
+        if not any(axes):
+            return None
+        in_order = iter(axes)  # (structure visits the leaves in the order leaves lists them)
+        return pytree.structure(value, lambda leaf: (LEAF, next(in_order)))
     shape = getattr(value, "shape", None)
     if not isinstance(shape, tuple):
         return None

@@ -349,12 +349,13 @@ def _negated(value: ast.expr) -> ast.expr | None:
 
 
 def _written_into(stmt: ast.stmt) -> set[str]:
-    """Names whose arrays ``stmt`` changes in place (``y[i] = v``, ``y += v``)."""
+    """Names whose arrays ``stmt`` (with its nested blocks) changes in place: ``y[i] = v``,
+    ``y[i] += v``, ``y += v``."""
     out = set()
     for node in ast.walk(stmt):
         where = node.target if isinstance(node, ast.AugAssign) else None
-        if isinstance(node, ast.Assign):
-            where = next((t for t in node.targets if isinstance(t, ast.Subscript)), None)
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            where = node
         while isinstance(where, ast.Subscript):
             where = where.value
         if isinstance(where, ast.Name):
@@ -780,14 +781,9 @@ def reuse_computed_values(
     """
     if xp is None:
         return body, False
-    statements = list(_statements(body))
-    if any(
-        isinstance(n, ast.AugAssign)
-        or (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store))
-        for s in statements
-        for n in ast.walk(s)
-    ):
+    if any(_written_into(stmt) for stmt in body):
         return body, False
+    statements = list(_statements(body))
     stores = Counter(n for s in statements for n in own_writes(s))
     steady = {a for a in arguments if stores[a] == 0}  # names holding one value throughout
     known: dict[str, str] = {}  # ast.dump of a call -> the name holding its value

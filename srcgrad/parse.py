@@ -16,7 +16,7 @@ import builtins
 import inspect
 import linecache
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,14 +83,24 @@ def env_is_current(parsed: ParsedFunction) -> bool:
     """
     if parsed.func.__code__ is not parsed.code:
         return False
-    cells, names = free_name_sources(parsed)
+    return sources_current(*free_name_sources(parsed))
+
+
+def sources_current(
+    cells: Iterable[tuple[Any, Any]], names: Iterable[tuple[dict, str, Any]]
+) -> bool:
+    """Whether each closure cell and namespace of :func:`free_name_sources` still holds
+    the object recorded beside it."""
     for cell, value in cells:
         try:
             if cell.cell_contents is not value:
                 return False
         except ValueError:  # (emptied)
             return False
-    return all(namespace.get(name, UNBOUND) is value for namespace, name, value in names)
+    for namespace, name, value in names:
+        if namespace.get(name, UNBOUND) is not value:
+            return False
+    return True
 
 
 def free_name_sources(
