@@ -21,6 +21,7 @@ Out: :class:`Facts`:
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import textwrap
 from collections.abc import Iterator
@@ -71,6 +72,8 @@ class Op:
     problem: str | None = None  # why no derivative can be taken, if so
     #: for a call to a user function: every parameter's argument, in order
     call_args: list[ast.expr] | None = None
+    #: a cast's dtype argument where it is a variable (see ``_check_dtype``)
+    dtype_name: str | None = None
 
     @property
     def diff_args(self) -> list[tuple[str, ast.expr]]:
@@ -256,12 +259,25 @@ def analyze(
                 if new:
                     facts.useful |= new
                     changed = True
+    mixed = _mixed_elements(facts, assigns)
+    complex_values = _complex_values(facts, assigns, env)
     for stmt in assigns:
         op = facts.ops[stmt]
+        if op.target in facts.active and op.target in complex_values:
+            raise norm.parsed.locator.error(
+                UnsupportedSyntaxError,
+                norm.origin.get(op.stmt, op.stmt),
+                f"this value is complex ({complex_values[op.target]}), and srcgrad does not "
+                "differentiate complex numbers yet; keep the computation in real numbers.",
+            )
         if op.key == "pack" and not op.problem:
             continue
+        if op.dtype_name is not None and op.target in facts.active:
+            _check_dtype(norm, facts, op)
         if op.target in facts.active and op.call_args is None and (op.rule is None or op.problem):
             raise _no_derivative(norm, op)
+        if op.target in facts.useful:
+            _check_modeled(norm, facts, op, mixed)
         if op.key == "setitem":
             _check_fresh(norm, facts, op)
     return facts
@@ -378,6 +394,185 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
         f"srcgrad has no derivative rule for {full!r}; give it one with @srcgrad.primitive "
         "and defvjp/defjvp, or compute this value from operations srcgrad knows.",
     )
+
+
+#: functions that may return complex numbers for real arguments (with the complex types)
+_COMPLEX_MAKERS = {
+    complex,
+    np.complex64,
+    np.complex128,
+    np.clongdouble,
+    np.linalg.eig,
+    np.linalg.eigvals,
+    np.roots,
+}
+#: modules whose functions may return complex numbers for real arguments
+_COMPLEX_MODULES = ("numpy.fft", "numpy.lib.scimath", "numpy.emath", "scipy.fft", "scipy.fftpack")
+#: operations giving real numbers of complex ones (their derivative is not taken: no rule)
+_REAL_PARTS = {np.abs, abs, np.real, np.imag, np.angle, ("attr", "real"), ("attr", "imag")}
+
+
+def _is_complex(value: Any) -> bool:
+    if isinstance(value, (complex, np.complexfloating)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    return isinstance(dtype, np.dtype) and dtype.kind == "c"
+
+
+def _complex_values(facts: Facts, assigns: list[ast.stmt], env: dict[str, Any]) -> dict[str, str]:
+    """Names that may hold complex numbers, each with where its complex value comes from:
+    a complex constant, global or closure value, a cast to a complex dtype, a function
+    that may return complex numbers (``np.fft``, ``np.linalg.eig``, ``np.emath``), and
+    every operation on such a value but comparisons, ``abs`` and the like."""
+    found: dict[str, str] = {}
+
+    def origin(atom: ast.expr) -> str | None:
+        if isinstance(atom, ast.Constant):
+            if _is_complex(atom.value):
+                return f"it is computed from the complex number {atom.value!r}"
+            return None
+        if isinstance(atom, ast.Name) and atom.id in found:
+            return found[atom.id]
+        if _static_attr(atom, env) or (isinstance(atom, ast.Name) and atom.id in env):
+            try:
+                value = resolve_static(atom, env)
+            except AttributeError:
+                return None
+            if _is_complex(value):
+                return f"it is computed from {ast.unparse(atom)!r}, which holds complex numbers"
+        return None
+
+    for _ in range(len(assigns) + 1):
+        before = len(found)
+        for stmt in assigns:
+            op = facts.ops[stmt]
+            if op.target in found:
+                continue
+            callee = op.callee
+            module = getattr(callee, "__module__", None) or ""
+            if op.ctx is not None and op.rule is not None and op.rule.nondiff:
+                continue  # comparisons, shapes, rounding: real
+            if callee is not None and (
+                _hashable_in(callee, _COMPLEX_MAKERS) or module.startswith(_COMPLEX_MODULES)
+            ):
+                name = getattr(callee, "__name__", "this function")
+                found[op.target] = (
+                    f"it is made by {name}"
+                    if isinstance(callee, type)
+                    else f"{name} may return complex numbers"
+                )
+                continue
+            dtype = op.args.get("dtype") if op.ctx is not None else None
+            if dtype is not None and op.problem and "complex" in op.problem:
+                found[op.target] = f"it is cast to {ast.unparse(dtype)}"
+                continue
+            if _hashable_in(op.key, _REAL_PARTS):
+                continue
+            for atom in op.args.values():
+                why = origin(atom)
+                if why is not None:
+                    found[op.target] = why
+                    break
+        if len(found) == before:
+            break
+    return found
+
+
+def _hashable_in(key: Any, table: set[Any]) -> bool:
+    try:
+        return key in table
+    except TypeError:
+        return False
+
+
+def _mixed_elements(facts: Facts, assigns: list[ast.stmt]) -> set[str]:
+    """Varied names that may hold a plain integer after all. Activity follows a list as
+    a whole, so every element read out of a list given one varied value is varied, even
+    where the list also holds integers (a tape holding loop indices beside arrays,
+    ``[W, 2]``). A name is mixed where one of its definitions gives it such a value: a
+    constant that is not a float, an element of a list that is not varied or is mixed,
+    arithmetic on such values alone, a call to a function of the user's (whose result
+    may be an axis); a list is mixed where it is given such a value."""
+    mixed: set[str] = set()
+
+    def plain(atom: ast.expr) -> bool:  # a value that may carry no derivative
+        if isinstance(atom, ast.Constant):
+            return not isinstance(atom.value, float)
+        return not (isinstance(atom, ast.Name) and atom.id in facts.varied) or atom.id in mixed
+
+    for _ in range(len(assigns) + 1):
+        before = len(mixed)
+        for stmt in assigns:
+            op = facts.ops[stmt]
+            if op.target not in facts.varied or op.target in mixed:
+                continue
+            if op.key in ("pack", "append", "setitem") and op.target in facts.sequences:
+                given = list(op.args.values()) if op.key == "pack" else [op.args["v"]]
+                hit = any(plain(a) for a in given)
+            elif op.key in ("getitem", "copy", ("method", "pop")) and "x" in op.args:
+                hit = plain(op.args["x"])
+            elif isinstance(op.key, type) and issubclass(op.key, (ast.operator, ast.unaryop)):
+                hit = all(plain(a) for a in op.args.values())
+            elif op.call_args is not None:  # a function of the user's may return anything
+                hit = True
+            else:
+                hit = False
+            if hit:
+                mixed.add(op.target)
+        if len(mixed) == before:
+            break
+    return mixed
+
+
+def _check_modeled(norm: Normalized, facts: Facts, op: Op, mixed: set[str]) -> None:
+    """A value that carries a derivative reaches only places where srcgrad follows it: a
+    parameter its rule differentiates or knows to have derivative zero, never an axis, a
+    shape, a dtype, a subscript, nor a parameter srcgrad's rule leaves out. Anything else
+    would silently become a constant. (``mixed``: varied names that may be integers.)"""
+    if op.rule is None or op.ctx is None or op.problem:
+        return  # (no rule: every argument is followed, and refused if active)
+
+    def carries(atom: ast.expr) -> bool:
+        return isinstance(atom, ast.Name) and atom.id in facts.varied and atom.id not in mixed
+
+    problem = None
+    for param, atom in op.args.items():
+        if carries(atom) and op.rule.unmodeled(param):
+            problem = (
+                f"srcgrad differentiates {op.rule.name} in "
+                f"{_listing(op.rule.diff_params) or 'none of its arguments'}, and here its "
+                f"argument {param!r} depends on the arguments being differentiated"
+            )
+            if param in op.rule.hints:
+                problem += f" ({op.rule.hints[param]})"
+            elif isinstance(op.key, tuple) and op.key[0] == "method":
+                receiver = op.args[op.rule.params[0]]
+                if isinstance(receiver, ast.Name) and receiver.id not in norm.temps:
+                    problem += (
+                        f" (srcgrad read this as the array method .{op.key[1]}() of "
+                        f"{receiver.id!r}; if {receiver.id!r} is a module passed in as a "
+                        "parameter, use the module's global name instead)"
+                    )
+            break
+    index = op.ctx.index
+    if problem is None and index is not None and any(carries(n) for n in ast.walk(index)):
+        problem = (
+            "the index here depends on the arguments being differentiated; srcgrad "
+            "differentiates indexing only with indices that do not (to build an array from "
+            "pieces, as np.r_[...] and np.c_[...] do, use np.concatenate or np.stack)"
+        )
+    if problem is not None:
+        raise norm.parsed.locator.error(
+            NoDerivativeError,
+            norm.origin.get(op.stmt, op.stmt),
+            f"{problem}. Its derivative would be lost; pass a value that does not depend on "
+            "them, or wrap it in srcgrad.stop_gradient(...) to treat it as a constant.",
+        )
+
+
+def _listing(names: tuple[str, ...]) -> str:
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
 def check_mode(norm: Normalized, facts: Facts, mode: str) -> None:
@@ -533,8 +728,8 @@ def _is_library(func: Any) -> bool:
 
 
 def _static_shape(name: str, value: Any) -> Shape:
-    if isinstance(value, (bool, int, float, complex, np.generic)):
-        return SCALAR
+    if isinstance(value, (bool, int, float, complex, np.generic, type, np.dtype)):
+        return SCALAR  # (a type or dtype, as a dtype argument: not an array operand)
     if isinstance(value, np.ndarray):
         return Shape(frozenset({name}) if value.ndim else frozenset(), value.ndim)
     return Shape(frozenset({name}), None)
@@ -649,7 +844,86 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
     ctx = Context(
         rule=rule, node=rhs, args=bound, supplied=supplied, ranks=ranks, index=index, rule_key=key
     )
-    return Op(stmt, target.id, rule, key, bound, ctx, callee=callee)
+    problem = dtype_name = None
+    if "dtype" in bound and not rule.nondiff:  # a cast: identity, piecewise constant, or not
+        dtype = bound["dtype"]
+        if isinstance(dtype, ast.Name) and dtype.id not in env:
+            dtype_name = dtype.id  # found after activity (see _check_dtype)
+        else:
+            rule, problem = _cast(rule, dtype, env)
+            ctx.rule = rule
+    return Op(
+        stmt,
+        target.id,
+        rule,
+        key,
+        bound,
+        ctx,
+        callee=callee,
+        problem=problem,
+        dtype_name=dtype_name,
+    )
+
+
+def _check_dtype(norm: Normalized, facts: Facts, op: Op) -> None:
+    """A cast to a dtype held in a variable is the identity where the variable is the
+    dtype of a value that carries a derivative (``x.dtype``, ``np.result_type(x)``, a
+    float, as every such value is); any other dtype srcgrad cannot see is refused."""
+    defs = facts.definitions.get(op.dtype_name, [])
+    if len(defs) == 1 and isinstance(defs[0][0], ast.Assign):
+        source = facts.ops[defs[0][0]]
+        if (source.key == ("attr", "dtype") or source.callee is np.result_type) and any(
+            isinstance(a, ast.Name) and a.id in facts.varied for a in source.args.values()
+        ):
+            return
+    raise norm.parsed.locator.error(
+        NoDerivativeError,
+        norm.origin.get(op.stmt, op.stmt),
+        f"srcgrad cannot tell the dtype of {op.rule.name} before the code runs, so not "
+        "whether the result carries a derivative; write the dtype out (float, np.float32, "
+        "'float64', int), or use the dtype of a differentiated value (x.dtype).",
+    )
+
+
+def _cast(rule: Rule, dtype: ast.expr, env: dict[str, Any]) -> tuple[Rule, str | None]:
+    """The rule of a call with a ``dtype`` argument, and why it cannot be differentiated
+    if so. To a float dtype the cast is the identity (the rule as it is); to an integer or
+    bool dtype the result is piecewise constant (derivative zero); to a complex dtype, or
+    to one srcgrad cannot see before the code runs, no derivative is taken."""
+    text = "its dtype"
+    if isinstance(dtype, ast.Constant) and dtype.value is None:
+        return rule, None
+    try:
+        if isinstance(dtype, ast.Constant):
+            value = dtype.value
+        elif _static_attr(dtype, env) or (isinstance(dtype, ast.Name) and dtype.id in env):
+            value = resolve_static(dtype, env)
+        else:
+            raise TypeError
+        text = f"dtype={ast.unparse(dtype)}"
+        kind = np.dtype(value).kind
+    except (TypeError, ValueError, AttributeError):
+        return rule, (
+            f"srcgrad cannot tell {text} in {rule.name} before the code runs, so not "
+            "whether the result carries a derivative; write the dtype out (float, "
+            "np.float32, 'float64', int)"
+        )
+    if kind == "f":
+        return rule, None
+    if kind in "iub":
+        return _PIECEWISE_CONSTANT.setdefault(
+            id(rule), dataclasses.replace(rule, nondiff=True)
+        ), None
+    if kind == "c":
+        return rule, (
+            f"{rule.name} with {text} makes complex numbers, and srcgrad does not "
+            "differentiate complex numbers yet"
+        )
+    return rule, f"srcgrad differentiates {rule.name} only to a float dtype, not {text}"
+
+
+#: the rules of casts to integer or bool dtypes: derivative zero (see ``_cast``)
+_PIECEWISE_CONSTANT: dict[int, Rule] = {}
 
 
 def _lookup(key: Any) -> Rule | None:

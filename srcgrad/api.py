@@ -494,6 +494,8 @@ class Derivative:
                     if lazy:
                         grad.append(dout)
                     else:
+                        if np.iscomplexobj(dout):
+                            raise TypeError(_COMPLEX_GRADIENT)
                         grad[index] = float(dout)  # a host number, whatever the backend
                 if lazy:
                     xp = dask_numpy()
@@ -637,8 +639,16 @@ def _check_differentiable(name: str, value: Any, fname: str) -> None:
         )
 
 
+_COMPLEX_GRADIENT = (
+    "the derivative came out complex: a complex value (an argument's, say) met the "
+    "differentiated arguments, and srcgrad does not differentiate complex numbers yet"
+)
+
+
 def _like(g: Any, x: Any) -> Any:
     """The gradient ``g`` with the type, dtype and shape of the argument ``x``."""
+    if np.iscomplexobj(g):  # a complex value analysis could not see (an argument's)
+        raise TypeError(_COMPLEX_GRADIENT)
     # (a dask gradient of a number stays lazy: a 0-d dask array)
     if isinstance(x, float) and not isinstance(x, np.generic):
         if isinstance(g, (float, np.generic, np.ndarray)) or not is_dask(g):
@@ -676,7 +686,7 @@ def _like_array(g: Any, x: np.ndarray) -> Any:
 
 def _like_float(g: Any, x: float) -> Any:
     """``_like`` for a Python float argument (of type float exactly)."""
-    if isinstance(g, (float, np.generic, np.ndarray)):
+    if isinstance(g, (float, np.floating)) or (isinstance(g, np.ndarray) and g.dtype.kind != "c"):
         return float(g)
     return _like(g, x)
 

@@ -95,6 +95,11 @@ class Rule:
     defaults: dict[str, Any] = field(default_factory=dict)
     elementwise: bool = False  # output shape = broadcast of the array arguments
     nondiff: bool = False  # output carries no derivative (shapes, comparisons)
+    #: parameters in which the output's derivative is zero whatever value they get (where's
+    #: condition, full_like's template array, arange's stop). An argument that carries a
+    #: derivative is refused in any parameter that is neither differentiated nor listed
+    #: here: an axis, a shape, a dtype must not depend on the ``wrt`` inputs
+    zero: frozenset[str] = frozenset()
     rank: Callable[[Context], int | None] | None = None
     varargs: bool = False  # the last parameter collects the remaining positionals
     fixed: dict[str, Any] = field(default_factory=dict)  # params that must keep this value
@@ -103,12 +108,19 @@ class Rule:
     tuple_result: Any = False
     primitive: Any = None  # the srcgrad.primitive whose user-given rules these are
     combine: str | None = None  # helper adding tangent terms (lists do not add with +)
+    #: what to say when a parameter gets an argument srcgrad cannot follow (see ``zero``)
+    hints: dict[str, str] = field(default_factory=dict)
 
     @property
     def diff_params(self) -> tuple[str, ...]:
         if self.primitive is not None:  # every argument, whichever rules it was given
             return self.params
         return tuple(p for p in self.params if p in self.vjp or p in self.jvp)
+
+    def unmodeled(self, param: str) -> bool:
+        """Whether a derivative reaching ``param`` would be lost: the parameter is neither
+        differentiated nor known to have derivative zero."""
+        return not self.nondiff and param not in self.diff_params and param not in self.zero
 
 
 def register(key: Any, rule: Rule) -> Rule:

@@ -91,7 +91,9 @@ unary([np.rad2deg, np.degrees], "np.rad2deg(g)")
 
 # -- signs, extrema, remainders ---------------------------------------------------------
 unary(np.fabs, "g * np.sign(x)")
-elementwise(np.copysign, ("x", "y"), {"x": "g * np.sign(x) * np.sign(ans)"})
+elementwise(  # y only chooses a sign
+    np.copysign, ("x", "y"), {"x": "g * np.sign(x) * np.sign(ans)"}, zero=frozenset({"y"})
+)
 binary(np.fmax, "tie_share(g, x, y, ans)", "tie_share(g, y, x, ans)")
 binary(np.fmin, "tie_share(g, x, y, ans)", "tie_share(g, y, x, ans)")
 binary(np.remainder, "g", "-g * (x // y)")  # np.mod is np.remainder

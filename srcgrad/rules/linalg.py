@@ -205,6 +205,10 @@ register(
         jvp={p: linear for p in _OPERANDS},
         vjp={p: _einsum_vjp(i) for i, p in enumerate(_OPERANDS)},
         rank=_einsum_rank,
+        hints={
+            "subscripts": "srcgrad differentiates np.einsum with its subscripts as a string, "
+            "np.einsum('ij,jk->ik', a, b), not the interleaved operand/sublist form"
+        },
     ),
 )
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import math
 
 import numpy as np
 
-from . import SEQUENCE_RULES, Context, NotStatic, Rule, linear, register
+from . import SEQUENCE_RULES, Context, NotStatic, Rule, linear, primal_with, register
 
 
 # -- shapes of rule --------------------------------------------------------------
@@ -123,6 +124,7 @@ elementwise(
     np.where,
     ("condition", "x", "y"),
     {"x": "np.where(condition, g, 0.0)", "y": "np.where(condition, 0.0, g)"},
+    zero=frozenset({"condition"}),  # it only chooses
 )
 
 
@@ -390,17 +392,38 @@ register(
         rank=_same_rank,
     ),
 )
+# casts: analyze reads the dtype (to a float dtype the identity, to an integer or bool one
+# derivative zero, to a complex one or one it cannot see, no derivative)
 register(
     ("method", "astype"),
     Rule(
         name=".astype()",
-        params=("x", "dtype"),
+        params=("x", "dtype", "order", "casting", "subok", "copy"),
+        defaults={"order": "K", "casting": "unsafe", "subok": True, "copy": True},
         jvp={"x": linear},
         vjp={"x": "g"},
         elementwise=True,
         rank=_same_rank,
     ),
 )
+for _type in (np.float16, np.float32, np.float64, np.longdouble):
+    register(
+        _type,
+        Rule(
+            name=f"np.{_type.__name__}",
+            params=("x",),
+            jvp={"x": linear},
+            vjp={"x": "g"},
+            elementwise=True,
+            rank=_same_rank,
+        ),
+    )
+_INTEGER_TYPES = [np.bool_, np.intp, np.uintp]
+_INTEGER_TYPES += [
+    getattr(np, f"{sign}int{bits}") for sign in ("", "u") for bits in (8, 16, 32, 64)
+]
+for _type in _INTEGER_TYPES:  # piecewise constant
+    nondiff(_type, elementwise=True, rank=_same_rank)
 for _method in ("ravel", "flatten"):
     register(
         ("method", _method),
@@ -436,7 +459,9 @@ binary(math.atan2, "g * y / (x * x + y * y)", "-g * x / (x * x + y * y)")
 binary(math.hypot, "g * x / ans", "g * y / ans")
 binary(builtins.max, "g * ((x > y) + 0.5 * (x == y))", "g * ((y > x) + 0.5 * (x == y))")
 binary(builtins.min, "g * ((x < y) + 0.5 * (x == y))", "g * ((y < x) + 0.5 * (x == y))")
-nondiff([math.floor, math.ceil, math.trunc, builtins.round, builtins.int, builtins.range])
+nondiff(
+    [math.floor, math.ceil, math.trunc, builtins.round, builtins.int, builtins.bool, builtins.range]
+)
 
 # -- y[index] = v: the transforms write these statements themselves -----------------------
 register(
@@ -487,14 +512,25 @@ register(
         vjp={"x": "unstack(g, 0) if isinstance(x, (list, tuple)) else g"},
     ),
 )
+
+
+def _sum_jvp_x(ctx: Context) -> ast.expr:
+    """``sum(g)``, as the user's code calls ``sum``, without the start value (which has a
+    tangent of its own)."""
+    call = linear(ctx)
+    if "start" not in ctx.supplied:
+        return call
+    return primal_with(dataclasses.replace(ctx, node=call), "start", ast.Constant(0))
+
+
 register(
     builtins.sum,
     Rule(
         name="sum",
         params=("x", "start"),
         defaults={"start": 0},
-        jvp={"x": linear},
-        vjp={"x": "spread(g, x)"},
+        jvp={"x": _sum_jvp_x, "start": "broadcast_like(g, ans)"},
+        vjp={"x": "spread(g, x)", "start": "unbroadcast(g, start)"},
     ),
 )
 
@@ -511,6 +547,7 @@ nondiff([np.sign], params=("x",))
 nondiff(("attr", "shape"), rank=lambda ctx: 1)
 nondiff([("attr", "ndim"), ("attr", "size")], rank=lambda ctx: 0)
 nondiff(("attr", "dtype"))
+nondiff([np.result_type, np.promote_types], params=("arrays_and_dtypes",), varargs=True)
 
 # -- xs.pop(): generated reverse-mode code pops its tape; forward mode pops the tangents too --
 register(("method", "pop"), Rule(name=".pop()", params=("x",), jvp={"x": linear}))

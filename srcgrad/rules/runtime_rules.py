@@ -28,8 +28,11 @@ def _rule(name: str, params: tuple[str, ...], **fields) -> None:
 
 
 def helper(name: str, params: tuple[str, ...], linear_in: tuple[str, ...], **extra) -> None:
-    """A helper linear in each of ``linear_in``: its tangent is itself applied to them."""
-    _rule(name, params, jvp=dict.fromkeys(linear_in, linear), **extra)
+    """A helper linear in each of ``linear_in``: its tangent is itself applied to them. Its
+    other parameters give shapes, indices, axes or a piecewise-constant choice (sort
+    order, ties): derivative zero."""
+    zero = frozenset(params) - frozenset(linear_in)
+    _rule(name, params, jvp=dict.fromkeys(linear_in, linear), zero=zero, **extra)
 
 
 def _nondiff(name: str, params: tuple[str, ...], **extra) -> None:
@@ -65,6 +68,7 @@ _rule(  # additive: the container's tangent, plus the element's in its place
     "add_at",
     params=("xs", "index", "d"),
     jvp={"xs": "g", "d": "index_adjoint(g, xs, index)"},
+    zero=frozenset({"index"}),
     combine="add_seq",
     tuple_result=True,
 )
@@ -72,6 +76,7 @@ _rule(  # linear in the container less its element, and in the new element
     "set_at",
     params=("xs", "index", "d"),
     jvp={"xs": "set_at(g, index, zero_adjoint(g[index]))", "d": "index_adjoint(g, xs, index)"},
+    zero=frozenset({"index"}),
     combine="add_seq",
     tuple_result=True,
 )

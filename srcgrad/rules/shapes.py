@@ -355,6 +355,7 @@ register(
         defaults={"dtype": None, "order": "K", "subok": True, "shape": None},
         jvp={"fill_value": linear},
         vjp={"fill_value": "unbroadcast(g, fill_value)"},
+        zero=frozenset({"x"}),  # only its shape and dtype are read
         rank=lambda c: c.rank("x") if c.is_static("shape") and c.static("shape") is None else None,
     ),
 )
@@ -405,6 +406,7 @@ register(
         defaults={"stop": None, "step": None, "dtype": None},
         jvp={"start": _arange_start("jvp"), "step": "g * ((ans - start) / step)"},
         vjp={"start": _arange_start("vjp"), "step": "np.sum(g * ((ans - start) / step))"},
+        zero=frozenset({"stop"}),  # the length is piecewise constant in it
         rank=_one,
     ),
 )

@@ -1,0 +1,530 @@
+"""Issue 16, the rule and activity families: every row is either the right number (from
+an oracle that is not srcgrad: autograd running the same source, finite differences, or
+a closed form) or a clear error naming this file and the offending line.
+
+Families: 4 (dtype casts), 5 (an active value reaching something srcgrad does not
+model), 7 (complex numbers), 10 (numerics at infinite derivatives, ``x ** y`` at 0,
+``tanh`` in its tails), 16 (``np.mean`` of an empty array, ``det`` of a singular
+matrix), 8/16 (arithmetic on lists).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import warnings
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import srcgrad
+
+MODES = ("reverse", "forward")
+X = np.array([1.2, 1.5, 2.3])  # no integers: casts to int are locally constant here
+Y = np.array([0.5, 2.0, 3.0])
+
+
+# -- oracles and checks --------------------------------------------------------------------
+def finite_differences(f, args, wrt=0, eps=1e-6):
+    """Central differences of a scalar ``f`` in argument ``wrt``."""
+    x = np.array(args[wrt], dtype=float)
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        plus = f(*args[:wrt], up if x.ndim else float(up), *args[wrt + 1 :])
+        minus = f(*args[:wrt], down if x.ndim else float(down), *args[wrt + 1 :])
+        out[i] = (plus - minus) / (2 * eps)
+    return out if x.ndim else float(out)
+
+
+def with_autograd(f):
+    """``f``'s own code with ``np`` bound to ``autograd.numpy``."""
+    return types.FunctionType(f.__code__, {**f.__globals__, "np": anp}, f.__name__)
+
+
+def both_modes(f, args, wrt=0):
+    return {mode: srcgrad.grad(f, wrt, mode=mode)(*args) for mode in MODES}
+
+
+def assert_gradient(f, args, expected, wrt=0, rtol=1e-6, atol=1e-9):
+    for mode, got in both_modes(f, args, wrt).items():
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, err_msg=mode)
+
+
+def line_of(func, fragment: str) -> int:
+    """The line of this file holding ``fragment`` inside ``func``."""
+    lines, first = inspect.getsourcelines(func)
+    for offset, text in enumerate(lines):
+        if fragment in text and not text.lstrip().startswith("def "):
+            return first + offset
+    raise AssertionError(f"{fragment!r} not in {func.__name__}")
+
+
+def assert_refused(f, args, error, message: str, at: str, wrt=0, modes=MODES):
+    """Both modes raise ``error`` naming this file, the line holding ``at`` and saying
+    ``message``, and never a srcgrad temporary."""
+    for mode in modes:
+        with pytest.raises(error) as info:
+            srcgrad.grad(f, wrt, mode=mode)(*args)
+        text = str(info.value)
+        assert f"{__file__}:{line_of(f, at)}" in text, text
+        assert message in text, text
+
+
+# == family 4: casts ==========================================================================
+def astype_int(x):
+    return np.sum(x.astype(int) * x)
+
+
+def astype_bool(x):
+    return np.sum(x.astype(bool) * x)
+
+
+def astype_int_string(x):
+    return np.sum(x.astype("i8") * x)
+
+
+def astype_uint8(x):
+    return np.sum(x.astype(np.uint8) * x)
+
+
+def sum_dtype_int(x):
+    return np.sum(x, dtype=int) * x[0]
+
+
+def method_sum_dtype_int(x):
+    return x.sum(dtype=np.int64) * x[0]
+
+
+def mean_dtype_int(x):
+    return np.mean(x * 3.0, dtype=int) * x[1]
+
+
+def prod_dtype_int(x):
+    return np.prod(x, dtype=int) * x[2]
+
+
+def cumsum_dtype_int(x):
+    return np.sum(np.cumsum(x, dtype=int) * x)
+
+
+def array_dtype_int(x):
+    return np.sum(np.array(x, dtype=int) * x)
+
+
+def asarray_int32(x):
+    return np.sum(np.asarray(x, dtype=np.int32) * x)
+
+
+def full_like_int(x):
+    return np.sum(np.full_like(x, x[0], dtype=int) * x)
+
+
+def full_int(x):
+    return np.sum(np.full(3, x[1], dtype=int) * x)
+
+
+def linspace_int(x):
+    return np.sum(np.linspace(x[0], x[2] * 4.0, 3, dtype=int) * x)
+
+
+def int32_call(x):
+    return np.sum(np.int32(x) * x)
+
+
+def bool_call(x):
+    return x[1] * bool(x[0])
+
+
+def trace_dtype_int(x):
+    return np.trace(np.outer(x, x), dtype=int) * x[0]
+
+
+def astype_float32(x):
+    return np.sum(x.astype(np.float32) ** 2)
+
+
+def astype_float_name(x):
+    return np.sum(x.astype(float) * x)
+
+
+def astype_float_string(x):
+    return np.sum(x.astype("float32") * x)
+
+
+def sum_dtype_float32(x):
+    return np.sum(x**2, dtype=np.float32)
+
+
+def mean_dtype_float(x):
+    return np.mean(x**2, dtype=float)
+
+
+def asarray_float(x):
+    return np.sum(np.asarray(x, dtype=np.float64) ** 3)
+
+
+def float32_call(x):
+    return np.sum(np.float32(x[0]) * x)
+
+
+def cast_to_dtype_of(x):
+    return np.sum(x.astype(x.dtype) * x)
+
+
+def cast_to_result_type(x):
+    return np.sum(np.asarray(x * x, dtype=np.result_type(x)))
+
+
+def cast_to_dtype_of_inactive(x, c):
+    return np.sum(x.astype(c.dtype) * x)
+
+
+CAST_ROWS = [
+    astype_int,
+    astype_bool,
+    astype_int_string,
+    astype_uint8,
+    sum_dtype_int,
+    method_sum_dtype_int,
+    mean_dtype_int,
+    prod_dtype_int,
+    cumsum_dtype_int,
+    array_dtype_int,
+    asarray_int32,
+    full_like_int,
+    full_int,
+    linspace_int,
+    int32_call,
+    bool_call,
+    trace_dtype_int,
+    astype_float32,
+    astype_float_name,
+    astype_float_string,
+    sum_dtype_float32,
+    mean_dtype_float,
+    asarray_float,
+    float32_call,
+    cast_to_dtype_of,
+    cast_to_result_type,
+]
+
+
+@pytest.mark.parametrize("f", CAST_ROWS, ids=lambda f: f.__name__)
+def test_casts_match_finite_differences(f):
+    """A cast to an integer or bool dtype is piecewise constant (derivative zero), one to a
+    float dtype the identity; finite differences away from integers agree."""
+    single = "32" in inspect.getsource(f)  # (float32 values: wider steps)
+    expected = finite_differences(f, (X,), eps=1e-2 if single else 1e-6)
+    assert_gradient(f, (X,), expected, rtol=1e-3 if single else 1e-6, atol=1e-4)
+
+
+def test_casts_to_integers_are_not_the_identity():
+    """The reproducer: ``x.astype(int)`` was treated as ``x`` (gradient ``2x``)."""
+    assert_gradient(astype_int, (X,), X.astype(int))
+    assert_gradient(sum_dtype_int, (X,), [4.0, 0.0, 0.0])
+
+
+def cast_to_variable_dtype(x, dtype):
+    return np.sum(x.astype(dtype) * x)
+
+
+def asarray_variable_dtype(x, dtype):
+    return np.sum(np.asarray(x, dtype=dtype))
+
+
+def cast_to_complex(x):
+    return np.sum(np.abs(x.astype(complex)))
+
+
+def cast_to_object(x):
+    return np.sum(x.astype(object) * x)
+
+
+def complex128_call(x):
+    return np.sum(np.abs(np.complex128(x)))
+
+
+@pytest.mark.parametrize(
+    "f, args, error, message, at",
+    [
+        (cast_to_variable_dtype, (X, np.int64), srcgrad.NoDerivativeError, "dtype", "astype"),
+        (cast_to_dtype_of_inactive, (X, X), srcgrad.NoDerivativeError, "write the", "astype"),
+        (asarray_variable_dtype, (X, float), srcgrad.NoDerivativeError, "dtype", "asarray"),
+        (cast_to_complex, (X,), srcgrad.UnsupportedSyntaxError, "complex", "astype"),
+        (cast_to_object, (X,), srcgrad.NoDerivativeError, "only to a float dtype", "astype"),
+        (complex128_call, (X,), srcgrad.UnsupportedSyntaxError, "complex128", "complex128"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_casts_srcgrad_cannot_see_are_refused(f, args, error, message, at):
+    assert_refused(f, args, error, message, at)
+
+
+def cast_inactive_to_variable_dtype(x, c, dtype):
+    return np.sum(x * np.asarray(c, dtype=dtype))
+
+
+def test_a_cast_of_an_inactive_value_needs_no_static_dtype():
+    c = np.array([1.0, 2.0, 3.0])
+    assert_gradient(cast_inactive_to_variable_dtype, (X, c, np.float32), c)
+
+
+# == family 5: nothing unknown becomes a constant ============================================
+def r_of_arguments(x, y):
+    return np.sum(np.r_[x, y] ** 2)
+
+
+def c_of_arguments(x, y):
+    return np.sum(np.c_[x, y] ** 2)
+
+
+def einsum_sublists(a, b):
+    return np.sum(np.einsum(a, [0, 1], b, [1, 2], [0, 2]))
+
+
+def module_as_parameter(x, np=np):
+    return np.sum(x * x)
+
+
+def module_as_parameter_exp(x, np=np):
+    return np.sum(np.exp(x))
+
+
+def axis_from_value(x):
+    return np.sum(np.sum(np.outer(x, x), axis=x[0]))
+
+
+def shape_from_value(x):
+    return np.sum(np.reshape(x, x[:1]))
+
+
+def repeats_from_value(x):
+    return np.sum(np.repeat(x, x))
+
+
+def index_from_value(x):
+    i = x[0] * 0.0
+    return np.sum(x[i])
+
+
+def interp_values(x):
+    return np.interp(1.2, np.array([1.0, 2.0]), x[:2])
+
+
+def rng_method(x):
+    return np.sum(RNG.normal(x, 1.0))
+
+
+RNG = np.random.default_rng(0)
+
+
+def list_method(x):
+    xs = [x[0], x[1]]
+    return xs.index(x[0]) * x[2]
+
+
+@pytest.mark.parametrize(
+    "f, args, message, at",
+    [
+        (r_of_arguments, (X, Y), "np.concatenate", "np.r_"),
+        (c_of_arguments, (X, Y), "index", "np.c_"),
+        (einsum_sublists, (np.eye(2) + 1, np.ones((2, 2))), "subscripts as a string", "einsum"),
+        (module_as_parameter, (X,), "module's global name", "np.sum"),
+        (module_as_parameter_exp, (X,), "derivative", "np.exp"),
+        (axis_from_value, (X,), "'axis'", "axis="),
+        (shape_from_value, (X,), "'shape'", "reshape"),
+        (repeats_from_value, (X,), "'repeats'", "repeat"),
+        (index_from_value, (X,), "index", "x[i]"),
+        (interp_values, (X,), "np.interp", "interp"),
+        (rng_method, (X,), "normal", "normal"),
+        (list_method, (X,), "index", "xs.index"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_unmodeled_uses_of_active_values_are_refused(f, args, message, at):
+    """The reproducers gave zero gradients: the active value reached a parameter srcgrad
+    does not differentiate (einsum's subscripts, sum's axis under a module passed as a
+    parameter) or an index (np.r_), and was taken as a constant."""
+    error = (srcgrad.NoDerivativeError, srcgrad.UnsupportedSyntaxError)
+    assert_refused(f, args, error, message, at)
+
+
+def where_condition(x):
+    return np.sum(np.where(x, x * 2.0, 0.0))
+
+
+def copysign_sign(x):
+    return np.sum(np.copysign(x, x - 1.8))
+
+
+def full_like_template(x):
+    return np.sum(np.full_like(x, 2.0) * x)
+
+
+def arange_stop(x):
+    return np.sum(np.arange(0.0, x[2], 0.5) * x[0])
+
+
+def builtin_sum_start(x):
+    return np.sum(sum([x, 2.0 * x], x * x))
+
+
+def builtin_sum_constant_start(x):
+    return np.sum(sum([x, x], 1.0))
+
+
+def index_read_from_a_tape(x):
+    steps = [0, 2]
+    acc = [x[0], 1]
+    return x[steps[acc[1]]] * acc[0]
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        where_condition,
+        copysign_sign,
+        full_like_template,
+        arange_stop,
+        builtin_sum_start,
+        builtin_sum_constant_start,
+        index_read_from_a_tape,
+    ],
+    ids=lambda f: f.__name__,
+)
+def test_parameters_with_derivative_zero_stay_accepted(f):
+    """Parameters whose derivative really is zero (where's condition, copysign's sign,
+    full_like's template, arange's stop) are declared so and still differentiate, checked
+    against autograd where it runs and finite differences."""
+    expected = finite_differences(f, (X,))
+    assert_gradient(f, (X,), expected, rtol=1e-5, atol=1e-7)
+    if f in (where_condition, full_like_template, builtin_sum_start):
+        np.testing.assert_allclose(autograd.grad(with_autograd(f))(X), expected, rtol=1e-5)
+
+
+def test_builtin_sum_start_tangent_is_not_its_value():
+    """Forward mode added ``start`` itself to the tangent of ``sum(xs, start)``."""
+    assert_gradient(builtin_sum_constant_start, (X,), 2.0 * np.ones(3))
+
+
+def test_every_parameter_of_every_rule_is_differentiated_zero_or_refused():
+    """The table says, for every parameter of every rule, whether a derivative flows
+    through it, is known to be zero, or cannot reach it (then analysis refuses it)."""
+    from srcgrad.rules import RULES
+
+    for rule in {id(r): r for r in RULES.values()}.values():
+        for param in rule.params:
+            modeled = param in rule.diff_params or param in rule.zero or rule.nondiff
+            assert modeled or rule.unmodeled(param), (rule.name, param)
+        assert rule.zero <= set(rule.params), rule.name
+
+
+# == family 7: complex numbers ================================================================
+C = np.array([1 + 2j, 3j, 1.0])
+C0 = 2j
+
+
+def complex_constant(x):
+    return np.sum(np.abs(x * (1 + 2j)) ** 2)
+
+
+def complex_global(x):
+    return np.sum(np.abs(x * C) ** 2)
+
+
+def complex_scalar_global(x):
+    return np.sum(np.abs(x + C0))
+
+
+def complex_local(x):
+    c = 1j
+    y = x * c
+    return np.sum(np.abs(y))
+
+
+def complex_builtin(x):
+    return np.sum(np.abs(x * complex(1, 2)))
+
+
+def complex_fft(x):
+    return np.sum(np.abs(np.fft.fft(x)))
+
+
+def complex_fft_of_constant(x):
+    return np.sum(np.abs(np.fft.fft(C) * x))
+
+
+def complex_emath(x):
+    return np.sum(np.abs(np.emath.sqrt(-x)))
+
+
+def complex_eigvals(x):
+    w = np.linalg.eigvals(np.array([[0.0, 1.0], [-1.0, 0.0]]))
+    return np.sum(np.abs(x[:2] * w))
+
+
+def complex_asarray(x):
+    return np.sum(np.abs(np.asarray(x, dtype=complex)))
+
+
+def make_complex_closure():
+    c = 1 - 1j
+
+    def complex_closure(x):
+        return np.sum(np.abs(x * c))
+
+    return complex_closure
+
+
+complex_closure = make_complex_closure()
+
+
+@pytest.mark.parametrize(
+    "f, at",
+    [
+        (complex_constant, "1 + 2j"),
+        (complex_global, "x * C"),
+        (complex_scalar_global, "x + C0"),
+        (complex_local, "y = x * c"),
+        (complex_builtin, "complex(1, 2)"),
+        (complex_fft, "fft"),
+        (complex_fft_of_constant, "fft"),
+        (complex_emath, "emath"),
+        (complex_eigvals, "x[:2] * w"),
+        (complex_asarray, "asarray"),
+        (complex_closure, "x * c"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_complex_intermediates_are_refused(f, at):
+    """The reproducer gave ``-3x`` for ``10x`` in both modes."""
+    assert_refused(f, (X,), srcgrad.UnsupportedSyntaxError, "complex", at)
+
+
+def real_part_of_a_constant(x):
+    return np.sum(x * np.abs(C))
+
+
+def test_real_values_of_complex_constants_are_fine():
+    assert_gradient(real_part_of_a_constant, (X,), np.abs(C))
+
+
+def complex_argument(x, c):
+    return np.sum(np.abs(x * c) ** 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_gradient_that_comes_out_complex_raises(mode):
+    """A complex argument analysis cannot see: the gradient is refused, not cast to its
+    real part with a ComplexWarning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(TypeError, match="complex"):
+            srcgrad.grad(complex_argument, mode=mode)(X, C)
+        with pytest.raises(TypeError, match="complex"):
+            srcgrad.grad(complex_argument, mode=mode)(1.5, 1j)
