@@ -16,6 +16,11 @@ Out: :class:`Facts`:
 
       t4 = 1 + t3       # key(t4) == key(t3) == {x}: t3's adjoint is t4's
       t6 = y * t5       # key(t6) == {x, y} != key(t5): unbroadcast needed
+
+Analysis also refuses, at the user's line, every active value that would silently lose
+its derivative: one reaching a call without a rule, a parameter a rule neither
+differentiates nor declares of derivative zero (``Rule.zero``), an index, a cast to a
+dtype it cannot see or to a complex one, a complex intermediate, list arithmetic.
 """
 
 from __future__ import annotations
@@ -270,6 +275,14 @@ def analyze(
                 f"this value is complex ({complex_values[op.target]}), and srcgrad does not "
                 "differentiate complex numbers yet; keep the computation in real numbers.",
             )
+        if op.target in facts.active and _sequence_arithmetic(facts, op):
+            raise norm.parsed.locator.error(
+                UnsupportedSyntaxError,
+                norm.origin.get(op.stmt, op.stmt),
+                "srcgrad does not differentiate arithmetic on lists or tuples yet (`xs * 2` "
+                "repeats a list, `xs + [y]` joins two); build the list with append or a "
+                "display, or use arrays (np.tile, np.concatenate).",
+            )
         if op.key == "pack" and not op.problem:
             continue
         if op.dtype_name is not None and op.target in facts.active:
@@ -408,6 +421,8 @@ _COMPLEX_MAKERS = {
 }
 #: modules whose functions may return complex numbers for real arguments
 _COMPLEX_MODULES = ("numpy.fft", "numpy.lib.scimath", "numpy.emath", "scipy.fft", "scipy.fftpack")
+#: functions of scipy.linalg that may return complex numbers for real arguments
+_COMPLEX_SCIPY = {"eig", "eigvals", "rsf2csf", "logm", "sqrtm"}
 #: operations giving real numbers of complex ones (their derivative is not taken: no rule)
 _REAL_PARTS = {np.abs, abs, np.real, np.imag, np.angle, ("attr", "real"), ("attr", "imag")}
 
@@ -453,7 +468,9 @@ def _complex_values(facts: Facts, assigns: list[ast.stmt], env: dict[str, Any]) 
             if op.ctx is not None and op.rule is not None and op.rule.nondiff:
                 continue  # comparisons, shapes, rounding: real
             if callee is not None and (
-                _hashable_in(callee, _COMPLEX_MAKERS) or module.startswith(_COMPLEX_MODULES)
+                _hashable_in(callee, _COMPLEX_MAKERS)
+                or module.startswith(_COMPLEX_MODULES)
+                or (module.startswith("scipy.linalg") and callee.__name__ in _COMPLEX_SCIPY)
             ):
                 name = getattr(callee, "__name__", "this function")
                 found[op.target] = (
@@ -863,6 +880,24 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
         problem=problem,
         dtype_name=dtype_name,
     )
+
+
+def _sequence_arithmetic(facts: Facts, op: Op) -> bool:
+    """Whether ``op`` may be Python's arithmetic on lists or tuples: ``xs + ys`` of two of
+    them, ``xs * n`` of one and a number that may be an integer. (With an array, or a
+    number that carries a derivative, numpy's elementwise arithmetic applies.)"""
+    if not (isinstance(op.key, type) and issubclass(op.key, ast.operator)):
+        return False
+    operands = list(op.args.values())
+    lists = [isinstance(a, ast.Name) and a.id in facts.sequences for a in operands]
+    if not any(lists):
+        return False
+    if op.key is not ast.Mult or all(lists):
+        return all(lists)
+    other = operands[lists.index(False)]
+    if isinstance(other, ast.Constant):
+        return isinstance(other.value, int)
+    return other.id not in facts.varied and facts.shape(other).rank in (0, None)
 
 
 def _check_dtype(norm: Normalized, facts: Facts, op: Op) -> None:

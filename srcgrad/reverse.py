@@ -887,6 +887,8 @@ class _Reverse:
             return self._scalar(expr.left) and self._scalar(expr.right)
         if isinstance(expr, ast.UnaryOp):
             return self._scalar(expr.operand)
+        if isinstance(expr, ast.BoolOp):  # (np.size(x) or 1)
+            return all(self._scalar(v) for v in expr.values)
         return (
             isinstance(expr, ast.Call)
             and isinstance(expr.func, ast.Attribute)

@@ -318,6 +318,32 @@ def sum_like(d, b):
 
 
 # -- elementwise rules --
+def tangent_div(g, d):
+    """``g / d`` for a tangent ``g``: exactly 0 where ``g`` is 0, also where the divisor
+    ``d`` is 0 (a zero tangent times an infinite derivative changes nothing; ``0 / 0`` would
+    be NaN, and forward mode pushes tangents that are 0 almost everywhere)."""
+    return g / np.where(g == 0, 1, d)
+
+
+def tangent_mul(g, f):
+    """``g * f`` for a tangent ``g``: exactly 0 where ``g`` is 0, also where the derivative
+    ``f`` is infinite or NaN (see ``tangent_div``)."""
+    return g * np.where(g == 0, 0, f)
+
+
+def pow_dx(x, y):
+    """``y * x ** (y - 1)``, the derivative of ``x ** y`` in ``x``: 0 where ``y`` is 0
+    (``x ** 0`` is 1 for every ``x``, 0 included), and numpy's inf at ``0 ** negative``
+    also for Python numbers (where Python raises ZeroDivisionError)."""
+    if np.ndim(x) == 0 and np.ndim(y) == 0:
+        if x == 0 and y == 0:
+            return y * x
+        return y * np.power(x, y - 1)
+    # (x moved to 1 where both are 0 only: elsewhere the formula and its own derivatives
+    # are exact, also in y at y == 0)
+    return y * np.power(np.where((x == 0) & (y == 0), 1, x), y - 1)
+
+
 def safe_div(a, b):
     """``a / b``, and 0 where ``b`` is 0: a derivative at a point where its formula is 0 / 0."""
     zero = b == 0
@@ -566,6 +592,33 @@ def sym_part(x):
 def eye_like(x):
     """The identity matrix, as large as the last axis of ``x``, of its dtype."""
     return np.eye(np.shape(x)[-1], dtype=x.dtype)
+
+
+def adjugate(a):
+    """The adjugate of each square matrix in a stack: ``det(a) * inv(a)`` where ``a`` is
+    invertible, and the transposed matrix of cofactors (the derivative of ``det``) also
+    where it is singular. From the SVD ``a = u s vh``: ``adj(a) = det(u) det(vh) vh.T
+    diag(p) u.T`` with ``p[i]`` the product of the singular values but the i-th (no
+    division)."""
+    u, s, vh = np.linalg.svd(a)
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    return sign[..., None, None] * (mT(vh) * prod_others(s, axis=-1)[..., None, :]) @ mT(u)
+
+
+def adjugate_jvp(g, a):
+    """Tangent of ``adjugate(a)`` for the tangent ``g`` of ``a``, also where ``a`` is
+    singular. With ``a = u s vh`` and ``f = u.T g vh.T``, the tangent of the adjugate of
+    ``diag(s)`` is ``-f[i, j] * q[i, j]`` off the diagonal and ``sum(f[k, k] * q[i, k]
+    for k != i)`` on it, ``q[i, k]`` the product of the singular values but the i-th and
+    the k-th; it maps back as the adjugate does."""
+    u, s, vh = np.linalg.svd(a)
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    eye = eye_like(a) != 0
+    q = prod_others(np.where(eye, 1, s[..., None, :]), axis=-1)
+    f = mT(u) @ g @ mT(vh)
+    diagonal = np.sum(np.where(eye, 0, np.diagonal(f, 0, -2, -1)[..., None, :] * q), axis=-1)
+    d = np.where(eye, diagonal[..., :, None], -f * q)
+    return sign[..., None, None] * (mT(vh) @ d @ mT(u))
 
 
 def inner_vjp_a(g, a, b):

@@ -361,6 +361,12 @@ def norm_dynamic(x, ord, axis, keepdims):
     return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 
+def norm_dynamic_boxed(x, ords, axis, keepdims):
+    """``norm_dynamic`` with ``ord`` in a tuple: a float order (inf) is not differentiated
+    (srcgrad refuses a derivative with respect to the order)."""
+    return np.linalg.norm(x, ord=ords[0], axis=axis, keepdims=keepdims)
+
+
 # -- np.trace / .trace() --------------------------------------------------------------------
 
 

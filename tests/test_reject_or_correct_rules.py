@@ -11,6 +11,7 @@ matrix), 8/16 (arithmetic on lists).
 from __future__ import annotations
 
 import inspect
+import math
 import types
 import warnings
 
@@ -312,6 +313,10 @@ def index_from_value(x):
     return np.sum(x[i])
 
 
+def norm_order(x, order):
+    return np.linalg.norm(x, ord=order)
+
+
 def interp_values(x):
     return np.interp(1.2, np.array([1.0, 2.0]), x[:2])
 
@@ -528,3 +533,395 @@ def test_a_gradient_that_comes_out_complex_raises(mode):
             srcgrad.grad(complex_argument, mode=mode)(X, C)
         with pytest.raises(TypeError, match="complex"):
             srcgrad.grad(complex_argument, mode=mode)(1.5, 1j)
+
+
+# == family 10: numerics ======================================================================
+def sum_sqrt(x):
+    return np.sum(np.sqrt(x))
+
+
+def sum_half_power(x):
+    return np.sum(x**0.5)
+
+
+def sum_cbrt(x):
+    return np.sum(np.cbrt(x))
+
+
+def sum_arcsin(x):
+    return np.sum(np.arcsin(x))
+
+
+def sum_arccos(x):
+    return np.sum(np.arccos(x))
+
+
+def sum_arccosh(x):
+    return np.sum(np.arccosh(x))
+
+
+def sum_log(x):
+    return np.sum(np.log(x) * 0.5)
+
+
+def sum_log2(x):
+    return np.sum(np.log2(x))
+
+
+def sum_log1p(x):
+    return np.sum(np.log1p(x))
+
+
+def sum_divide(x, y):
+    return np.sum(x / y)
+
+
+def sum_reciprocal(x):
+    return np.sum(np.reciprocal(x))
+
+
+def sum_pow_array(x, y):
+    return np.sum(x**y)
+
+
+def sum_float_power(x):
+    return np.sum(np.float_power(x, 0.5))
+
+
+def sum_logit(x):
+    return np.sum(SPECIAL.logit(x))
+
+
+SPECIAL = pytest.importorskip("scipy.special")
+INF = np.inf
+
+
+@pytest.mark.parametrize(
+    "f, args, wrt, expected",
+    [
+        (sum_sqrt, (np.array([0.0, 4.0]),), 0, [INF, 0.25]),
+        (sum_half_power, (np.array([0.0, 4.0]),), 0, [INF, 0.25]),
+        (sum_cbrt, (np.array([0.0, 8.0]),), 0, [INF, 1 / 12]),
+        (sum_arcsin, (np.array([1.0, 0.6]),), 0, [INF, 1.25]),
+        (sum_arccos, (np.array([-1.0, 0.6]),), 0, [-INF, -1.25]),
+        (sum_arccosh, (np.array([1.0, 1.25]),), 0, [INF, 1 / 0.75]),
+        (sum_log, (np.array([0.0, 2.0]),), 0, [INF, 0.25]),
+        (sum_log2, (np.array([0.0, 2.0]),), 0, [INF, 1 / (2 * math.log(2))]),
+        (sum_log1p, (np.array([-1.0, 1.0]),), 0, [INF, 0.5]),
+        (sum_divide, (np.array([1.0, 2.0]), np.array([0.0, 4.0])), 0, [INF, 0.25]),
+        (sum_divide, (np.array([1.0, 2.0]), np.array([0.0, 4.0])), 1, [-INF, -0.125]),
+        (sum_reciprocal, (np.array([0.0, 2.0]),), 0, [-INF, -0.25]),
+        (sum_pow_array, (np.array([0.0, 4.0]), np.array([0.5, 0.5])), 0, [INF, 0.25]),
+        (sum_float_power, (np.array([0.0, 4.0]),), 0, [INF, 0.25]),
+        (sum_logit, (np.array([0.0, 0.5]),), 0, [INF, 4.0]),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_a_zero_tangent_stays_zero_where_another_entry_is_infinite(f, args, wrt, expected):
+    """Forward mode pushes one-hot tangents: a zero tangent times an infinite derivative
+    was NaN, so every entry of the gradient but the infinite one became NaN (``sqrt`` at
+    ``[0, 4]`` gave ``[inf, nan]``). Both modes give the infinity and the finite entry."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for mode, got in both_modes(f, args, wrt).items():
+            np.testing.assert_allclose(got, expected, rtol=1e-12, err_msg=mode)
+
+
+def arctan2_at_origin(x):
+    return np.sum(np.arctan2(x, np.array([0.0, 1.0])))
+
+
+def test_arctan2_at_the_origin_does_not_poison_the_other_entries():
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = srcgrad.grad(arctan2_at_origin, mode="forward")(np.array([0.0, 1.0]))
+    assert got[1] == pytest.approx(0.5)
+
+
+def power(x, y):
+    return x**y
+
+
+def math_power(x, y):
+    return math.pow(x, y)
+
+
+def power_zero(x):
+    return x**0.0
+
+
+@pytest.mark.parametrize("f", [power, math_power], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_power_at_zero_to_the_zero(f, wrt):
+    """``x ** y`` at ``x = y = 0`` raised ZeroDivisionError (Python floats) or gave nan
+    (arrays); ``x ** 0`` is 1 for every ``x`` (derivative 0 in ``x``) and the derivative
+    in ``y`` is 0 at ``x == 0`` (JAX's convention)."""
+    for mode, got in both_modes(f, (0.0, 0.0), wrt).items():
+        assert got == 0.0, mode
+    arrays = (np.array([0.0, 0.0, 2.0]), np.array([0.0, 1.5, 0.0]))
+    if f is power:
+        for mode in MODES:
+            got = srcgrad.grad(sum_pow_array, wrt, mode=mode)(*arrays)
+            expected = [0.0, 0.0, 0.0] if wrt == 0 else [0.0, 0.0, math.log(2.0)]
+            np.testing.assert_allclose(got, expected, rtol=1e-12, err_msg=mode)
+
+
+def test_a_literal_exponent_zero():
+    assert_gradient(power_zero, (0.0,), 0.0)
+    assert_gradient(power_zero, (3.0,), 0.0)
+
+
+def test_power_below_one_at_zero_for_python_floats():
+    """Python's ``0.0 ** -0.5`` raises ZeroDivisionError; numpy's derivative is inf."""
+    with np.errstate(divide="ignore"):
+        for mode, got in both_modes(power, (0.0, 0.5)).items():
+            assert got == math.inf, mode
+
+
+def sum_tanh(x):
+    return np.sum(np.tanh(x))
+
+
+def scalar_tanh(x):
+    return math.tanh(x)
+
+
+def sum_expit(x):
+    return np.sum(SPECIAL.expit(x))
+
+
+def sum_expm1(x):
+    return np.sum(np.expm1(x))
+
+
+def scalar_expm1(x):
+    return math.expm1(x)
+
+
+def sech2(x: float) -> float:
+    """1 / cosh(x)**2 without overflow."""
+    e = math.exp(-2 * abs(x))
+    return 4 * e / (1 + e) ** 2
+
+
+TAILS = np.array([30.0, -30.0, 19.5, 0.3, -800.0])
+
+
+def test_tanh_in_its_tails():
+    """``tanh`` at 30 gave exactly 0 (``1 - ans**2`` with ``ans`` rounded to 1); the
+    right value is 3.5e-26. autograd (``1 / cosh(x)**2``) is the oracle."""
+    expected = [sech2(v) for v in TAILS]
+    assert expected[0] == pytest.approx(3.5e-26, rel=0.01)
+    with np.errstate(over="ignore"):
+        for mode, got in both_modes(sum_tanh, (TAILS,)).items():
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0, err_msg=mode)
+        oracle = autograd.grad(with_autograd(sum_tanh))(TAILS[:4])
+    np.testing.assert_allclose(oracle, expected[:4], rtol=1e-12, atol=0)
+    for v in TAILS:
+        for mode, got in both_modes(scalar_tanh, (float(v),)).items():
+            assert got == pytest.approx(sech2(v), rel=1e-12, abs=0), (v, mode)
+
+
+def test_expit_and_expm1_in_their_tails():
+    """``expit``'s ``ans * (1 - ans)`` and ``expm1``'s ``ans + 1`` were 0 where the result
+    rounds to 1 or -1."""
+    x = np.array([40.0, -40.0, 0.5, -800.0, 800.0])
+    expected = [math.exp(-abs(v)) / (1 + math.exp(-abs(v))) ** 2 for v in x]
+    for mode, got in both_modes(sum_expit, (x,)).items():
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0, err_msg=mode)
+    x = np.array([-40.0, 0.5, -800.0])
+    for mode, got in both_modes(sum_expm1, (x,)).items():
+        np.testing.assert_allclose(got, np.exp(x), rtol=1e-12, atol=0, err_msg=mode)
+    for mode, got in both_modes(scalar_expm1, (-40.0,)).items():
+        assert got == pytest.approx(math.exp(-40.0), rel=1e-12), mode
+
+
+def test_arcsin_next_to_one_is_accurate():
+    """``1 - x * x`` cancels next to 1; ``(1 - x) * (1 + x)`` does not. The oracle is
+    the same formula in 50-digit decimal arithmetic."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 50
+    x = 1 - 2.0**-30
+    exact = float(1 / (1 - Decimal(x) ** 2).sqrt())
+    for mode, got in both_modes(sum_arcsin, (np.array([x]),)).items():
+        assert got[0] == pytest.approx(exact, rel=1e-12), mode
+
+
+# == family 16: np.mean of nothing, det of a singular matrix =================================
+def mean_all(x):
+    return np.mean(x * x)
+
+
+def mean_rows(x):
+    return np.sum(np.mean(x * x, axis=1))
+
+
+def mean_axis_variable(x, axis):
+    return np.sum(np.mean(x * x, axis=axis))
+
+
+def average_all(x):
+    return np.average(x)
+
+
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        (mean_all, (np.zeros(0),)),
+        (mean_all, (np.zeros((0, 3)),)),
+        (mean_rows, (np.zeros((0, 3)),)),
+        (mean_rows, (np.zeros((3, 0)),)),
+        (mean_axis_variable, (np.zeros((0, 3)), 1)),
+        (mean_axis_variable, (np.zeros((3, 0)), 1)),
+        (average_all, (np.zeros(0),)),
+    ],
+    ids=lambda v: getattr(v, "__name__", None) or str(np.shape(v[0])),
+)
+def test_the_gradient_of_an_empty_mean_is_empty(f, args):
+    """``np.mean`` of an empty array is nan (numpy warns); its gradient is an empty array,
+    not a ZeroDivisionError inside generated code."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's own "Mean of empty slice"
+        for mode, got in both_modes(f, args).items():
+            assert isinstance(got, np.ndarray) and got.shape == args[0].shape, mode
+
+
+def cofactors_transposed(a: np.ndarray) -> np.ndarray:
+    """The derivative of det by its definition: each entry's signed minor."""
+    n = a.shape[-1]
+    out = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, axis=-2), j, axis=-1)
+            out[..., i, j] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return out
+
+
+def det(a):
+    return np.linalg.det(a)
+
+
+def det_squared_batch(a):
+    return np.sum(np.linalg.det(a) ** 2)
+
+
+SINGULAR = [
+    np.array([[1.0, 2.0], [2.0, 4.0]]),
+    np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 2.0]),
+    np.zeros((3, 3)),
+    np.diag([1.0, 0.0, 2.0]),
+    np.array([[0.0]]),
+    np.random.default_rng(1).standard_normal((4, 4)),  # (invertible)
+]
+
+
+@pytest.mark.parametrize("a", SINGULAR, ids=lambda a: f"{a.shape}-rank{np.linalg.matrix_rank(a)}")
+def test_det_of_a_singular_matrix_has_the_adjugate_as_derivative(a):
+    """``np.linalg.det`` of a singular matrix raised LinAlgError (its rule used inv)."""
+    expected = cofactors_transposed(a)
+    assert_gradient(det, (a,), expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(finite_differences(det, (a,)), expected, atol=1e-6)
+
+
+def test_det_of_a_batch_with_singular_matrices():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((4, 3, 3))
+    a[1] = np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 2.0])
+    a[3] = 0.0
+    expected = 2 * np.linalg.det(a)[:, None, None] * cofactors_transposed(a)
+    assert_gradient(det_squared_batch, (a,), expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(expected, finite_differences(det_squared_batch, (a,)), atol=1e-6)
+
+
+@pytest.mark.parametrize("a", SINGULAR[:4], ids=lambda a: f"{a.shape}")
+def test_det_hessian_at_a_singular_matrix(a):
+    """The adjugate has its own tangent (``adjugate_jvp``), so the Hessian of det holds
+    at singular matrices too: finite differences of the cofactor gradient."""
+    got = srcgrad.hessian(det)(a)
+    n = a.size
+    expected = np.empty((n, n))
+    for k in range(n):
+        e = np.zeros(n)
+        e[k] = 1e-6
+        step = e.reshape(a.shape)
+        expected[:, k] = (
+            cofactors_transposed(a + step) - cofactors_transposed(a - step)
+        ).ravel() / 2e-6
+    np.testing.assert_allclose(got.reshape(n, n), expected, atol=1e-6)
+
+
+# == families 8 and 16: arithmetic on lists ==================================================
+def list_repetition(x):
+    xs = [x, x * 2.0]
+    ys = xs * 2
+    return np.sum(ys[3])
+
+
+def list_repetition_left(x):
+    xs = [x]
+    ys = 3 * xs
+    return np.sum(ys[2])
+
+
+def list_concatenation(x):
+    xs = [x, x]
+    ys = xs + [x * 3.0]
+    return np.sum(ys[2])
+
+
+def list_augmented(x):
+    xs = [x]
+    xs += [x * 2.0]
+    return np.sum(xs[1])
+
+
+def tuple_concatenation(x):
+    t = (x, x)
+    u = t + (x * 2.0,)
+    return np.sum(u[2])
+
+
+@pytest.mark.parametrize(
+    "f, at",
+    [
+        (list_repetition, "xs * 2"),
+        (list_repetition_left, "3 * xs"),
+        (list_concatenation, "xs + [x * 3.0]"),
+        (list_augmented, "xs += "),
+        (tuple_concatenation, "t + (x * 2.0,)"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_list_arithmetic_is_refused(f, at):
+    """``xs * 2`` and ``xs + [y]`` were computed as array arithmetic (a wrong gradient) or
+    crashed in srcgrad's own structure check."""
+    assert_refused(f, (X,), srcgrad.UnsupportedSyntaxError, "lists or tuples", at)
+
+
+def array_times_list(x):
+    return np.sum(x * [1.0, 2.0, 3.0])
+
+
+def array_plus_list(x):
+    return np.sum((x + [1.0, 2.0, 3.0]) ** 2)
+
+
+def shape_arithmetic(x):
+    shape = (1, 3)
+    return np.sum(np.reshape(x, shape + (1,)) ** 2)
+
+
+@pytest.mark.parametrize(
+    "f", [array_times_list, array_plus_list, shape_arithmetic], ids=lambda f: f.__name__
+)
+def test_numpy_arithmetic_with_lists_stays_accepted(f):
+    expected = autograd.grad(with_autograd(f))(X)
+    np.testing.assert_allclose(expected, finite_differences(f, (X,)), rtol=1e-6)
+    assert_gradient(f, (X,), expected)
+
+
+def test_a_derivative_with_respect_to_a_norm_order_is_refused():
+    """The order of a p-norm changes its value, and no rule differentiates it: it was a
+    silent zero."""
+    error = srcgrad.NoDerivativeError
+    assert_refused(norm_order, (X, 3.0), error, "'ord'", "np.linalg.norm", wrt=1)
+    assert_gradient(norm_order, (X, 3.0), finite_differences(norm_order, (X, 3.0)), rtol=1e-6)

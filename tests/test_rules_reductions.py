@@ -269,7 +269,7 @@ def test_norm_dynamic(dtype, data):
         first = data.draw(st.integers(0, rank - 2))
         axis = (first, -1) if ord in (1, -1, None, "fro") else (-1, first)
         x = data.draw(distinct(shape, dtype, lines=True))
-    check(fn.norm_dynamic, (x, ord, axis, data.draw(st.booleans())))
+    check(fn.norm_dynamic_boxed, (x, (ord,), axis, data.draw(st.booleans())))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -23,12 +23,23 @@ Conventions where a function is not differentiable: JAX's, except those marked
   ``sign(x) * sign(result)`` in ``x`` (0 at ``x == 0``), and no derivative in
   ``y`` (it only chooses a sign).
 - ``np.sqrt``, ``np.cbrt`` at 0, ``np.arcsin``/``np.arccos`` at +-1,
-  ``np.arccosh`` at 1, ``np.arctanh`` at +-1, ``np.log*`` at 0: the formula's
-  value (inf or nan), as in JAX; no special case.
+  ``np.arccosh`` at 1, ``np.arctanh`` at +-1, ``np.log*`` at 0, ``x / y`` at
+  ``y == 0``: the formula's value (inf), as in JAX. Forward mode keeps a zero
+  tangent exactly 0 there (``tangent_div``, ``tangent_mul``): it pushes tangents
+  that are 0 almost everywhere, and ``0 * inf`` would make every other entry of
+  a gradient NaN. Formulas that cancel next to their singular points are written
+  so they do not: ``(1 - x) * (1 + x)``, not ``1 - x * x``.
+- Tails: ``tanh``'s derivative is ``1 / cosh(x)**2`` (``1 - ans**2`` is 0 where
+  ``tanh`` rounds to +-1, past ``|x| = 19``; numpy warns of an overflow in
+  ``cosh`` past ``|x| = 355``, where the derivative is 0 either way), ``expm1``'s
+  ``exp(x)`` (not ``ans + 1``).
 - ``np.sinc`` at 0: derivative 0 (its true value); next to 0 its Taylor series. ``np.hypot`` at the
   origin: 0 in both arguments (srcgrad's: a subgradient, where the formula
   ``x / hypot`` gives nan). ``np.arctan2`` at the origin: nan (the formula).
-- ``x ** y``, ``np.float_power``: derivative 0 in ``y`` where ``x == 0``.
+- ``x ** y``, ``np.float_power``: derivative 0 in ``y`` where ``x == 0``, and 0 in
+  ``x`` where ``y == 0`` (also at ``x == 0``, where the formula is ``0 * inf``); inf
+  at ``0 ** (y < 1)`` also for Python floats (``pow_dx``; Python would raise
+  ZeroDivisionError).
 - ``np.mod``/``np.remainder``/``%`` (``x - y * floor(x / y)``) and
   ``np.fmod`` (``x - y * trunc(x / y)``): derivative 1 in ``x`` and
   ``-floor(x / y)`` (``-trunc(x / y)`` for ``fmod``) in ``y``, also at the
@@ -50,35 +61,56 @@ import ast
 import numpy as np
 
 from . import Context, NotStatic
-from .numpy_rules import _max_rank, binary, elementwise, nondiff, unary
+from .numpy_rules import _max_rank, binary, elementwise, nondiff, pow_dx, unary
 
 # -- exponentials and logarithms --------------------------------------------------------
-unary(np.expm1, "g * (ans + 1)")
+unary(np.expm1, "g * np.exp(x)")  # (ans + 1 is 0 where expm1 rounds to -1)
 unary(np.exp2, "g * ans * math.log(2)")
-unary(np.log1p, "g / (1 + x)")
-unary(np.log2, "g / (x * math.log(2))")
-unary(np.log10, "g / (x * math.log(10))")
+unary(np.log1p, "g / (1 + x)", jvp="tangent_div(g, 1 + x)")
+unary(np.log2, "g / (x * math.log(2))", jvp="tangent_div(g, x * math.log(2))")
+unary(np.log10, "g / (x * math.log(10))", jvp="tangent_div(g, x * math.log(10))")
 binary(np.logaddexp, "g * np.exp(x - ans)", "g * np.exp(y - ans)")
 binary(np.logaddexp2, "g * np.exp2(x - ans)", "g * np.exp2(y - ans)")
 
 # -- powers and roots -------------------------------------------------------------------
-unary(np.cbrt, "g / (3 * ans * ans)")
+unary(np.cbrt, "g / (3 * ans * ans)", jvp="tangent_div(g, 3 * ans * ans)")
 unary(np.square, "g * 2 * x")
-unary(np.reciprocal, "-g * ans * ans")
-binary(np.float_power, "g * y * np.float_power(x, y - 1)", "g * ans * pow_log(x)")
+unary(np.reciprocal, "-g * ans * ans", jvp="-tangent_mul(g, ans * ans)")
+binary(
+    np.float_power,
+    pow_dx("np.float_power({x}, {e})", forward=False),
+    "g * ans * pow_log(x)",
+    jvp={"x": pow_dx("np.float_power({x}, {e})", forward=True)},
+)
 binary(np.hypot, "g * safe_div(x, ans)", "g * safe_div(y, ans)")
 
 # -- trigonometric and hyperbolic functions ---------------------------------------------
 unary(np.tan, "g * (1 + ans * ans)")
-unary(np.arcsin, "g / np.sqrt(1 - x * x)")
-unary(np.arccos, "-g / np.sqrt(1 - x * x)")
+# (1 - x) * (1 + x): exact where 1 - x * x cancels, next to +-1
+unary(
+    np.arcsin,
+    "g / np.sqrt((1 - x) * (1 + x))",
+    jvp="tangent_div(g, np.sqrt((1 - x) * (1 + x)))",
+)
+unary(
+    np.arccos,
+    "-g / np.sqrt((1 - x) * (1 + x))",
+    jvp="-tangent_div(g, np.sqrt((1 - x) * (1 + x)))",
+)
 unary(np.arctan, "g / (1 + x * x)")
-binary(np.arctan2, "g * y / (x * x + y * y)", "-g * x / (x * x + y * y)")
+binary(
+    np.arctan2,
+    "g * y / (x * x + y * y)",
+    "-g * x / (x * x + y * y)",
+    jvp={"x": "tangent_mul(g, y / (x * x + y * y))", "y": "-tangent_mul(g, x / (x * x + y * y))"},
+)
 unary(np.sinh, "g * np.cosh(x)")
 unary(np.cosh, "g * np.sinh(x)")
 unary(np.arcsinh, "g / np.sqrt(x * x + 1)")
-unary(np.arccosh, "g / np.sqrt(x * x - 1)")
-unary(np.arctanh, "g / (1 - x * x)")
+unary(
+    np.arccosh, "g / np.sqrt((x - 1) * (x + 1))", jvp="tangent_div(g, np.sqrt((x - 1) * (x + 1)))"
+)
+unary(np.arctanh, "g / ((1 - x) * (1 + x))", jvp="tangent_div(g, (1 - x) * (1 + x))")
 # (cos(pi x) - sinc(x)) / x cancels next to 0: there its Taylor series (which also gives
 # the second derivative, -pi^2 / 3 at 0)
 unary(

@@ -33,9 +33,10 @@ Conventions (as in JAX):
   be nonzero for the singular vectors' derivative.
 - ``qr`` (mode ``'reduced'``) needs at least as many rows as columns and a
   nonsingular ``r``; ``pinv``'s derivative holds where the rank is constant
-  (Golub and Pereyra); ``inv``, ``solve``, ``det`` and ``slogdet`` need a
-  nonsingular matrix (no special case at singular ones); only ``slogdet``'s
-  logdet is differentiated (the sign is piecewise constant).
+  (Golub and Pereyra); ``inv``, ``solve`` and ``slogdet`` need a nonsingular
+  matrix (no special case at singular ones); only ``slogdet``'s logdet is
+  differentiated (the sign is piecewise constant). ``det``'s derivative is the
+  transposed adjugate, from the SVD, so it holds at singular matrices too.
 - ``einsum`` takes its subscripts as a string (explicit ``->``, implicit,
   ``...``), then up to 8 operands; not the interleaved operand/sublist form.
   ``tensordot``'s ``axes`` may be an int or a pair of ints or sequences.
@@ -266,17 +267,25 @@ _TRACE_SOLVE = _by_rank(
     {2: "np.trace(np.linalg.solve(a, g))"},
     "np.trace(np.linalg.solve(a, g), axis1=-2, axis2=-1)",
 )
+# the derivative of det is the transposed adjugate, also at singular matrices (where
+# det(a) * inv(a) raises LinAlgError); the adjugate comes from the SVD, without division
 register(
     np.linalg.det,
     Rule(
         name="np.linalg.det",
         params=("a",),
-        jvp={"a": lambda c: f"ans * {_TRACE_SOLVE(c)}"},
+        jvp={
+            "a": _by_rank(
+                "a",
+                {2: "np.sum(adjugate(a).T * g)"},
+                "np.sum(mT(adjugate(a)) * g, axis=(-2, -1))",
+            )
+        },
         vjp={
             "a": _by_rank(
                 "a",
-                {2: "g * ans * np.linalg.inv(a).T"},
-                "np.expand_dims(g * ans, (-2, -1)) * mT(np.linalg.inv(a))",
+                {2: "g * adjugate(a).T"},
+                "np.expand_dims(g, (-2, -1)) * mT(adjugate(a))",
             )
         },
         rank=_rank_of("a", -2),

@@ -5,7 +5,9 @@ differentiable argument. ``g`` is the incoming tangent (forward) or adjoint
 (reverse), ``ans`` the primal result. Conventions at non-smooth points
 follow JAX: ``abs`` has derivative ``sign(x)`` (0 at 0); ``maximum`` and
 ``minimum`` split the derivative evenly between tied arguments; ``x ** y``
-has derivative 0 with respect to ``y`` where ``x == 0``.
+has derivative 0 with respect to ``y`` where ``x == 0``, and with respect to
+``x`` where ``y == 0`` (see elementwise.py for infinite derivatives in forward
+mode and for formulas kept exact in their tails).
 """
 
 from __future__ import annotations
@@ -26,14 +28,16 @@ def _max_rank(ctx: Context) -> int | None:
     return None if None in ranks else max(ranks, default=0)
 
 
-def elementwise(keys, params, templates, **extra) -> Rule:
-    """An elementwise function: one derivative template serves both modes."""
+def elementwise(keys, params, templates, jvp=None, **extra) -> Rule:
+    """An elementwise function: one derivative template serves both modes (``jvp``:
+    forward templates that differ, where a zero tangent must stay exactly 0 at a point
+    where the derivative is infinite, see ``tangent_div``)."""
     keys = keys if isinstance(keys, list) else [keys]
     name = _name(keys[0])
     rule = Rule(
         name=name,
         params=tuple(params),
-        jvp=dict(templates),
+        jvp={**templates, **(jvp or {})},
         vjp=dict(templates),
         elementwise=True,
         rank=_max_rank,
@@ -44,12 +48,46 @@ def elementwise(keys, params, templates, **extra) -> Rule:
     return rule
 
 
-def unary(keys, template: str) -> Rule:
-    return elementwise(keys, ("x",), {"x": template})
+def unary(keys, template: str, jvp: str | None = None) -> Rule:
+    return elementwise(keys, ("x",), {"x": template}, jvp={"x": jvp} if jvp else None)
 
 
-def binary(keys, dx: str, dy: str) -> Rule:
-    return elementwise(keys, ("x", "y"), {"x": dx, "y": dy})
+def binary(keys, dx, dy, jvp: dict | None = None) -> Rule:
+    return elementwise(keys, ("x", "y"), {"x": dx, "y": dy}, jvp=jvp)
+
+
+def pow_dx(power: str, forward: bool):
+    """The template of ``d (x ** y) / dx`` (``power``: how ``x ** e`` is spelled): the
+    plain formula for a literal exponent of at least 1 (finite everywhere), 0 for the
+    exponent 0, else ``pow_dx``, which is 0 where ``y == 0`` (also at ``x == 0``) and
+    inf, not ZeroDivisionError, at ``0 ** negative``; forward mode keeps a zero tangent 0
+    where that derivative is infinite."""
+
+    def template(ctx: Context) -> str:
+        try:
+            y = ctx.static("y")
+        except NotStatic:
+            y = None
+        if isinstance(y, (int, float)) and not isinstance(y, bool):
+            if y == 0:
+                return "0 * g"
+            if y >= 1:
+                return f"g * y * {power.format(x='x', e='y - 1')}"
+        base = "x" if power.startswith("x") else power.format(x="x", e="1")
+        return f"tangent_mul(g, pow_dx({base}, y))" if forward else f"g * pow_dx({base}, y)"
+
+    return template
+
+
+def _divide_jvp(param: str):
+    """Forward templates of ``x / y``: a zero tangent stays 0 where ``y`` is 0."""
+
+    def template(ctx: Context) -> str:
+        if isinstance(ctx.args["y"], ast.Constant):  # a literal divisor (not 0 then)
+            return "g / y" if param == "x" else "-g * ans / y"
+        return "tangent_div(g, y)" if param == "x" else "-tangent_mul(g, ans / y)"
+
+    return template
 
 
 def nondiff(keys, params=("x",), **extra) -> Rule:
@@ -91,11 +129,17 @@ _OPERATOR_TEXT = {
 binary([ast.Add, np.add], "g", "g")
 binary([ast.Sub, np.subtract], "g", "-g")
 binary([ast.Mult, np.multiply], "g * y", "g * x")
-binary([ast.Div, np.divide], "g / y", "-g * ans / y")
+binary(
+    [ast.Div, np.divide],
+    "g / y",
+    "-g * ans / y",
+    jvp={"x": _divide_jvp("x"), "y": _divide_jvp("y")},
+)
 binary(
     [ast.Pow, np.power, builtins.pow],
-    "g * y * x ** (y - 1)",
+    pow_dx("{x} ** ({e})", forward=False),
     "g * ans * pow_log(x)",
+    jvp={"x": pow_dx("{x} ** ({e})", forward=True)},
 )
 unary([ast.USub, np.negative], "-g")
 unary([ast.UAdd, np.positive], "g")
@@ -104,11 +148,12 @@ unary(builtins.float, "g")
 
 # -- elementwise functions ---------------------------------------------------------
 unary(np.exp, "g * ans")
-unary(np.log, "g / x")
-unary(np.sqrt, "g / (2 * ans)")
+unary(np.log, "g / x", jvp="tangent_div(g, x)")
+unary(np.sqrt, "g / (2 * ans)", jvp="tangent_div(g, 2 * ans)")
 unary(np.sin, "g * np.cos(x)")
 unary(np.cos, "-g * np.sin(x)")
-unary(np.tanh, "g * (1 - ans * ans)")
+# 1 / cosh(x)**2, not 1 - ans**2, which is 0 wherever tanh rounds to +-1 (|x| > 19)
+unary(np.tanh, "g / np.cosh(x) ** 2")
 unary([np.abs, builtins.abs], "g * np.sign(x)")
 binary(
     np.maximum,
@@ -154,13 +199,15 @@ def _spread(ctx: Context, g: str) -> str:
 
 
 def _mean_vjp(ctx: Context) -> str:
+    # `or 1`: the mean of no elements is nan, and the adjoint of an empty x is empty, what
+    # ever it is filled with (`g / 0` would raise ZeroDivisionError for a Python float)
     axis = ctx.args["axis"]
     if isinstance(axis, ast.Constant) and axis.value is None:
-        count = "np.size(x)"
+        count = "(np.size(x) or 1)"
     elif isinstance(axis, ast.Constant) and isinstance(axis.value, int):
-        count = "np.shape(x)[axis]"
+        count = "(np.shape(x)[axis] or 1)"
     else:
-        count = "(np.size(x) // np.size(ans))"
+        count = "(np.size(x) // (np.size(ans) or 1) or 1)"
     return _spread(ctx, f"g / {count}")
 
 
@@ -441,20 +488,34 @@ unary(math.sin, "g * math.cos(x)")
 unary(math.cos, "-g * math.sin(x)")
 unary(math.tan, "g / math.cos(x) ** 2")
 unary(math.exp, "g * ans")
-unary(math.expm1, "g * (ans + 1)")
-unary(math.sqrt, "g / (2 * ans)")
-unary(math.tanh, "g * (1 - ans * ans)")
+unary(math.expm1, "g * math.exp(x)")  # (ans + 1 is 0 where expm1 rounds to -1)
+unary(math.sqrt, "g / (2 * ans)", jvp="tangent_div(g, 2 * ans)")
+# sech(x)**2 from exp(-|x|): exact in the tails, no overflow (math.cosh raises there)
+unary(math.tanh, "g * (2 * math.exp(-abs(x)) / (1 + math.exp(-2 * abs(x)))) ** 2")
 unary(math.sinh, "g * math.cosh(x)")
 unary(math.cosh, "g * math.sinh(x)")
 unary(math.atan, "g / (1 + x * x)")
-unary(math.asin, "g / math.sqrt(1 - x * x)")
-unary(math.acos, "-g / math.sqrt(1 - x * x)")
-unary(math.log1p, "g / (1 + x)")
-unary(math.log2, "g / (x * math.log(2))")
-unary(math.log10, "g / (x * math.log(10))")
+unary(
+    math.asin,
+    "g / math.sqrt((1 - x) * (1 + x))",
+    jvp="tangent_div(g, math.sqrt((1 - x) * (1 + x)))",
+)
+unary(
+    math.acos,
+    "-g / math.sqrt((1 - x) * (1 + x))",
+    jvp="-tangent_div(g, math.sqrt((1 - x) * (1 + x)))",
+)
+unary(math.log1p, "g / (1 + x)", jvp="tangent_div(g, 1 + x)")
+unary(math.log2, "g / (x * math.log(2))", jvp="tangent_div(g, x * math.log(2))")
+unary(math.log10, "g / (x * math.log(10))", jvp="tangent_div(g, x * math.log(10))")
 unary(math.fabs, "g * ((x > 0) - (x < 0))")
-elementwise(math.log, ("x",), {"x": "g / x"})
-binary(math.pow, "g * y * x ** (y - 1)", "g * ans * pow_log(x)")
+elementwise(math.log, ("x",), {"x": "g / x"}, jvp={"x": "tangent_div(g, x)"})
+binary(
+    math.pow,
+    pow_dx("{x} ** ({e})", forward=False),
+    "g * ans * pow_log(x)",
+    jvp={"x": pow_dx("{x} ** ({e})", forward=True)},
+)
 binary(math.atan2, "g * y / (x * x + y * y)", "-g * x / (x * x + y * y)")
 binary(math.hypot, "g * x / ans", "g * y / ans")
 binary(builtins.max, "g * ((x > y) + 0.5 * (x == y))", "g * ((y > x) + 0.5 * (x == y))")

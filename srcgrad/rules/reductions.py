@@ -235,8 +235,8 @@ def _unweighted(ctx: Context) -> bool:
 
 
 def _average_vjp_x(ctx: Context) -> str:
-    if _unweighted(ctx):
-        return _spread(ctx, f"g / {_count(ctx)}")
+    if _unweighted(ctx):  # (`or 1`: see np.mean's rule)
+        return _spread(ctx, f"g / ({_count(ctx)} or 1)")
     return "average_vjp_x(g, x, axis, weights, keepdims)"
 
 

@@ -141,6 +141,7 @@ helper("tensordot_vjp_a", ("d", "a", "b", "axes"), ("d", "b"))
 helper("tensordot_vjp_b", ("d", "a", "b", "axes"), ("d", "a"))
 for _name, _params in (("eye_like", ("x",)), ("count_valid", ("x", "axis", "keepdims"))):
     _nondiff(_name, _params, defaults=dict.fromkeys(_params[1:], None))
+_rule("adjugate", params=("a",), jvp={"a": "adjugate_jvp(g, a)"})  # (at singular a too)
 _rule("safe_div", params=("a", "b"), jvp={"a": "safe_div(g, b)", "b": "-safe_div(g * ans, b)"})
 _rule("safe_divisor", params=("a",), jvp={"a": "g * (a != 0)"})
 _rule("digamma", params=("x",), jvp={"x": "g * trigamma(x)"})

@@ -11,7 +11,7 @@ derivative calls ``polygamma`` as the user's code spells it.
 Read a row as: the function, then the derivative of each differentiable
 argument (``g`` the incoming tangent or adjoint, ``ans`` the result)::
 
-    expit(x)         g * ans * (1 - ans)
+    expit(x)         g * e / (1 + e)**2, e = exp(-|x|)  (ans * (1 - ans) is 0 in the tails)
     logit(x)         g / (x * (1 - x))
     erf(x), erfc(x)  +-g * exp(-x * x) * (2 / sqrt(pi))
     gammaln(x)       g * digamma(x)
@@ -62,12 +62,13 @@ except ImportError:  # srcgrad does not require SciPy: no rules then
     _special = None
 
 
-def _elementwise(func, params, templates) -> Rule:
-    """An elementwise function: one template serves both modes (see numpy_rules)."""
+def _elementwise(func, params, templates, jvp=None) -> Rule:
+    """An elementwise function: one template serves both modes (see numpy_rules), or
+    ``jvp`` in forward mode."""
     rule = Rule(
         name=f"scipy.special.{func.__name__}",
         params=tuple(params),
-        jvp=dict(templates),
+        jvp={**templates, **(jvp or {})},
         vjp=dict(templates),
         elementwise=True,
         rank=_max_rank,
@@ -175,8 +176,11 @@ def _same_rank(ctx: Context) -> int | None:
 
 def _register() -> None:
     sp = _special
-    _elementwise(sp.expit, ("x",), {"x": "g * ans * (1 - ans)"})
-    _elementwise(sp.logit, ("x",), {"x": "g / (x * (1 - x))"})
+    # e / (1 + e)**2 with e = exp(-|x|): exact in the tails, where ans * (1 - ans) is 0
+    _elementwise(sp.expit, ("x",), {"x": "g * np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x))) ** 2"})
+    _elementwise(
+        sp.logit, ("x",), {"x": "g / (x * (1 - x))"}, jvp={"x": "tangent_div(g, x * (1 - x))"}
+    )
     _elementwise(sp.erf, ("x",), {"x": "g * np.exp(-x * x) * (2 / math.sqrt(math.pi))"})
     _elementwise(sp.erfc, ("x",), {"x": "-g * np.exp(-x * x) * (2 / math.sqrt(math.pi))"})
     _elementwise(sp.gammaln, ("x",), {"x": "g * digamma(x)"})
