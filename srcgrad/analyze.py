@@ -275,6 +275,12 @@ def analyze(
                 f"this value is complex ({complex_values[op.target]}), and srcgrad does not "
                 "differentiate complex numbers yet; keep the computation in real numbers.",
             )
+        if op.target in facts.active and _einsum_sublists(facts, op, env):
+            raise norm.parsed.locator.error(
+                NoDerivativeError,
+                norm.origin.get(op.stmt, op.stmt),
+                f"{op.rule.hints['subscripts']}; write the subscripts as a string.",
+            )
         if op.target in facts.active and _sequence_arithmetic(facts, op):
             raise norm.parsed.locator.error(
                 UnsupportedSyntaxError,
@@ -555,14 +561,13 @@ def _check_modeled(norm: Normalized, facts: Facts, op: Op, mixed: set[str]) -> N
     problem = None
     for param, atom in op.args.items():
         if carries(atom) and op.rule.unmodeled(param):
-            problem = (
-                f"srcgrad differentiates {op.rule.name} in "
-                f"{_listing(op.rule.diff_params) or 'none of its arguments'}, and here its "
-                f"argument {param!r} depends on the arguments being differentiated"
-            )
+            where = f"and here its argument {param!r} depends on the arguments being differentiated"
             if param in op.rule.hints:
-                problem += f" ({op.rule.hints[param]})"
-            elif isinstance(op.key, tuple) and op.key[0] == "method":
+                problem = f"{op.rule.hints[param]}, {where}"
+            else:
+                differentiated = _listing(op.rule.diff_params) or "none of its arguments"
+                problem = f"srcgrad differentiates {op.rule.name} in {differentiated}, {where}"
+            if param not in op.rule.hints and isinstance(op.key, tuple) and op.key[0] == "method":
                 receiver = op.args[op.rule.params[0]]
                 if isinstance(receiver, ast.Name) and receiver.id not in norm.temps:
                     problem += (
@@ -880,6 +885,19 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
         problem=problem,
         dtype_name=dtype_name,
     )
+
+
+def _einsum_sublists(facts: Facts, op: Op, env: dict[str, Any]) -> bool:
+    """Whether ``op`` is ``np.einsum`` in its operand/sublist form: the subscripts are not
+    a string, or an operand is a list (``np.einsum(a, [0, 1], b, [1])``)."""
+    if op.callee is not np.einsum or op.ctx is None or op.problem:
+        return False
+    subscripts = op.args["subscripts"]
+    if isinstance(subscripts, ast.Constant):
+        return not isinstance(subscripts.value, str)
+    if isinstance(subscripts, ast.Name) and subscripts.id in env:
+        return not isinstance(env[subscripts.id], str)
+    return any(isinstance(a, ast.Name) and a.id in facts.sequences for a in op.args.values())
 
 
 def _sequence_arithmetic(facts: Facts, op: Op) -> bool:

@@ -288,6 +288,17 @@ def einsum_sublists(a, b):
     return np.sum(np.einsum(a, [0, 1], b, [1, 2], [0, 2]))
 
 
+def einsum_sublists_inactive_first(x):
+    return np.sum(np.einsum(A22, [0, 1], x, [1]) ** 2)
+
+
+def einsum_sublists_with_output(x):
+    return np.sum(np.einsum(A22, [0, 1], x, [1], [0]) ** 2)
+
+
+A22 = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
 def module_as_parameter(x, np=np):
     return np.sum(x * x)
 
@@ -339,6 +350,8 @@ def list_method(x):
         (r_of_arguments, (X, Y), "np.concatenate", "np.r_"),
         (c_of_arguments, (X, Y), "index", "np.c_"),
         (einsum_sublists, (np.eye(2) + 1, np.ones((2, 2))), "subscripts as a string", "einsum"),
+        (einsum_sublists_inactive_first, (X[:2],), "as a string", "einsum"),
+        (einsum_sublists_with_output, (X[:2],), "as a string", "einsum"),
         (module_as_parameter, (X,), "module's global name", "np.sum"),
         (module_as_parameter_exp, (X,), "derivative", "np.exp"),
         (axis_from_value, (X,), "'axis'", "axis="),

@@ -520,9 +520,8 @@ binary(math.atan2, "g * y / (x * x + y * y)", "-g * x / (x * x + y * y)")
 binary(math.hypot, "g * x / ans", "g * y / ans")
 binary(builtins.max, "g * ((x > y) + 0.5 * (x == y))", "g * ((y > x) + 0.5 * (x == y))")
 binary(builtins.min, "g * ((x < y) + 0.5 * (x == y))", "g * ((y < x) + 0.5 * (x == y))")
-nondiff(
-    [math.floor, math.ceil, math.trunc, builtins.round, builtins.int, builtins.bool, builtins.range]
-)
+nondiff([math.floor, math.ceil, math.trunc, builtins.int, builtins.bool, builtins.range])
+nondiff(builtins.round, params=("x", "ndigits"), defaults={"ndigits": None})
 
 # -- y[index] = v: the transforms write these statements themselves -----------------------
 register(
