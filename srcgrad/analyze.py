@@ -77,7 +77,7 @@ class Op:
     problem: str | None = None  # why no derivative can be taken, if so
     #: for a call to a user function: every parameter's argument, in order
     call_args: list[ast.expr] | None = None
-    #: a cast's dtype argument where it is a variable (see ``_check_dtype``)
+    #: a cast's dtype argument where it is a variable (see ``_dtype_of_active``)
     dtype_name: str | None = None
 
     @property
@@ -268,31 +268,10 @@ def analyze(
     complex_values = _complex_values(facts, assigns, env)
     for stmt in assigns:
         op = facts.ops[stmt]
-        if op.target in facts.active and op.target in complex_values:
-            raise norm.parsed.locator.error(
-                UnsupportedSyntaxError,
-                norm.origin.get(op.stmt, op.stmt),
-                f"this value is complex ({complex_values[op.target]}), and srcgrad does not "
-                "differentiate complex numbers yet; keep the computation in real numbers.",
-            )
-        if op.target in facts.active and _einsum_sublists(facts, op, env):
-            raise norm.parsed.locator.error(
-                NoDerivativeError,
-                norm.origin.get(op.stmt, op.stmt),
-                f"{op.rule.hints['subscripts']}; write the subscripts as a string.",
-            )
-        if op.target in facts.active and _sequence_arithmetic(facts, op):
-            raise norm.parsed.locator.error(
-                UnsupportedSyntaxError,
-                norm.origin.get(op.stmt, op.stmt),
-                "srcgrad does not differentiate arithmetic on lists or tuples yet (`xs * 2` "
-                "repeats a list, `xs + [y]` joins two); build the list with append or a "
-                "display, or use arrays (np.tile, np.concatenate).",
-            )
+        if op.target in facts.active:
+            _check_supported(norm, facts, op, env, complex_values)
         if op.key == "pack" and not op.problem:
             continue
-        if op.dtype_name is not None and op.target in facts.active:
-            _check_dtype(norm, facts, op)
         if op.target in facts.active and op.call_args is None and (op.rule is None or op.problem):
             raise _no_derivative(norm, op)
         if op.target in facts.useful:
@@ -427,6 +406,9 @@ _COMPLEX_MAKERS = {
 }
 #: modules whose functions may return complex numbers for real arguments
 _COMPLEX_MODULES = ("numpy.fft", "numpy.lib.scimath", "numpy.emath", "scipy.fft", "scipy.fftpack")
+#: functions of those modules that return real numbers for real arguments (complex ones
+#: for complex arguments, which the operands' own tracking finds)
+_REAL_FFT = {"fftfreq", "rfftfreq", "fftshift", "ifftshift", "irfft", "irfft2", "irfftn", "hfft"}
 #: functions of scipy.linalg that may return complex numbers for real arguments
 _COMPLEX_SCIPY = {"eig", "eigvals", "rsf2csf", "logm", "sqrtm"}
 #: operations giving real numbers of complex ones (their derivative is not taken: no rule)
@@ -473,12 +455,12 @@ def _complex_values(facts: Facts, assigns: list[ast.stmt], env: dict[str, Any]) 
             module = getattr(callee, "__module__", None) or ""
             if op.ctx is not None and op.rule is not None and op.rule.nondiff:
                 continue  # comparisons, shapes, rounding: real
+            name = getattr(callee, "__name__", "")
             if callee is not None and (
                 _hashable_in(callee, _COMPLEX_MAKERS)
-                or module.startswith(_COMPLEX_MODULES)
-                or (module.startswith("scipy.linalg") and callee.__name__ in _COMPLEX_SCIPY)
+                or (module.startswith(_COMPLEX_MODULES) and name not in _REAL_FFT)
+                or (module.startswith("scipy.linalg") and name in _COMPLEX_SCIPY)
             ):
-                name = getattr(callee, "__name__", "this function")
                 found[op.target] = (
                     f"it is made by {name}"
                     if isinstance(callee, type)
@@ -867,10 +849,10 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
         rule=rule, node=rhs, args=bound, supplied=supplied, ranks=ranks, index=index, rule_key=key
     )
     problem = dtype_name = None
-    if "dtype" in bound and not rule.nondiff:  # a cast: identity, piecewise constant, or not
+    if "dtype" in bound and not rule.nondiff and rule.primitive is None:  # a cast
         dtype = bound["dtype"]
         if isinstance(dtype, ast.Name) and dtype.id not in env:
-            dtype_name = dtype.id  # found after activity (see _check_dtype)
+            dtype_name = dtype.id  # found after activity (see _dtype_of_active)
         else:
             rule, problem = _cast(rule, dtype, env)
             ctx.rule = rule
@@ -885,6 +867,39 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
         problem=problem,
         dtype_name=dtype_name,
     )
+
+
+def _check_supported(
+    norm: Normalized, facts: Facts, op: Op, env: dict[str, Any], complex_values: dict[str, str]
+) -> None:
+    """Refuse an active operation srcgrad has no model of: on complex numbers, einsum's
+    operand/sublist form, arithmetic on lists, a cast to a dtype it cannot see."""
+    problem = error = None
+    if op.target in complex_values:
+        error = UnsupportedSyntaxError
+        problem = (
+            f"this value is complex ({complex_values[op.target]}), and srcgrad does not "
+            "differentiate complex numbers yet; keep the computation in real numbers."
+        )
+    elif _einsum_sublists(facts, op, env):
+        error = NoDerivativeError
+        problem = f"{op.rule.hints['subscripts']}; write the subscripts as a string."
+    elif _sequence_arithmetic(facts, op):
+        error = UnsupportedSyntaxError
+        problem = (
+            "srcgrad does not differentiate arithmetic on lists or tuples yet (`xs * 2` "
+            "repeats a list, `xs + [y]` joins two); build the list with append or a "
+            "display, or use arrays (np.tile, np.concatenate)."
+        )
+    elif op.dtype_name is not None and not _dtype_of_active(facts, op.dtype_name):
+        error = NoDerivativeError
+        problem = (
+            f"srcgrad cannot tell the dtype of {op.rule.name} before the code runs, so not "
+            "whether the result carries a derivative; write the dtype out (float, "
+            "np.float32, 'float64', int), or use the dtype of a differentiated value (x.dtype)."
+        )
+    if problem is not None:
+        raise norm.parsed.locator.error(error, norm.origin.get(op.stmt, op.stmt), problem)
 
 
 def _einsum_sublists(facts: Facts, op: Op, env: dict[str, Any]) -> bool:
@@ -915,26 +930,21 @@ def _sequence_arithmetic(facts: Facts, op: Op) -> bool:
     other = operands[lists.index(False)]
     if isinstance(other, ast.Constant):
         return isinstance(other.value, int)
+    if not isinstance(other, ast.Name):  # a module's constant
+        return True
     return other.id not in facts.varied and facts.shape(other).rank in (0, None)
 
 
-def _check_dtype(norm: Normalized, facts: Facts, op: Op) -> None:
-    """A cast to a dtype held in a variable is the identity where the variable is the
-    dtype of a value that carries a derivative (``x.dtype``, ``np.result_type(x)``, a
-    float, as every such value is); any other dtype srcgrad cannot see is refused."""
-    defs = facts.definitions.get(op.dtype_name, [])
-    if len(defs) == 1 and isinstance(defs[0][0], ast.Assign):
-        source = facts.ops[defs[0][0]]
-        if (source.key == ("attr", "dtype") or source.callee is np.result_type) and any(
-            isinstance(a, ast.Name) and a.id in facts.varied for a in source.args.values()
-        ):
-            return
-    raise norm.parsed.locator.error(
-        NoDerivativeError,
-        norm.origin.get(op.stmt, op.stmt),
-        f"srcgrad cannot tell the dtype of {op.rule.name} before the code runs, so not "
-        "whether the result carries a derivative; write the dtype out (float, np.float32, "
-        "'float64', int), or use the dtype of a differentiated value (x.dtype).",
+def _dtype_of_active(facts: Facts, name: str) -> bool:
+    """Whether ``name`` is the dtype of a value that carries a derivative (``x.dtype``,
+    ``np.result_type(x)``): a float dtype, as every such value's is, so a cast to it is
+    the identity."""
+    defs = facts.definitions.get(name, [])
+    if len(defs) != 1 or not isinstance(defs[0][0], ast.Assign):
+        return False
+    source = facts.ops[defs[0][0]]
+    return (source.key == ("attr", "dtype") or source.callee is np.result_type) and any(
+        isinstance(a, ast.Name) and a.id in facts.varied for a in source.args.values()
     )
 
 
@@ -964,19 +974,13 @@ def _cast(rule: Rule, dtype: ast.expr, env: dict[str, Any]) -> tuple[Rule, str |
     if kind == "f":
         return rule, None
     if kind in "iub":
-        return _PIECEWISE_CONSTANT.setdefault(
-            id(rule), dataclasses.replace(rule, nondiff=True)
-        ), None
+        return dataclasses.replace(rule, nondiff=True), None
     if kind == "c":
         return rule, (
             f"{rule.name} with {text} makes complex numbers, and srcgrad does not "
             "differentiate complex numbers yet"
         )
     return rule, f"srcgrad differentiates {rule.name} only to a float dtype, not {text}"
-
-
-#: the rules of casts to integer or bool dtypes: derivative zero (see ``_cast``)
-_PIECEWISE_CONSTANT: dict[int, Rule] = {}
 
 
 def _lookup(key: Any) -> Rule | None:

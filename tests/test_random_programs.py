@@ -2,7 +2,8 @@
 
 A hypothesis strategy (:func:`programs`) writes the source of a random numpy
 function from the constructs srcgrad supports: straight-line arithmetic
-(``+ - * /``, unary ``-``, ``**`` with small constant exponents), smooth numpy
+(``+ - * /``, unary ``-``, ``**`` with small constant exponents), casts to float
+and integer dtypes (``np.asarray(v, dtype=int)``, piecewise constant), smooth numpy
 functions on safe domains, ``np.sum``/``np.mean`` with and without ``axis``,
 ``@`` between compatible shapes, ``if``/``elif``/``else`` on data-dependent
 conditions (``and``/``or``/``not``, chained comparisons), conditional
@@ -27,8 +28,9 @@ assignment, which numpy does in place, behaves as srcgrad assumes).
 
 Finite differences are meaningless across a branch boundary, so each program
 has a *twin*: the same source where every comparison and every ``int()`` of
-a float records how far it is from flipping. An example is rejected
-(``assume``) when a comparison is within ``MARGIN`` of flipping, when the
+a float (or cast to an integer dtype) records how far it is from flipping. An
+example is rejected (``assume``) when a comparison is within ``MARGIN`` of
+flipping, when the
 path taken (the sequence of all comparison outcomes) changes anywhere within
 a radius far larger than the finite-difference step, or when finite
 differences at two step sizes disagree (the function is too curved for
@@ -203,10 +205,14 @@ class Gen:
 
     def unary(self, kind: str, depth: int) -> tuple[str, float]:
         a, b = self.expr(kind, depth - 1)
-        how = self.choice(["neg", "sin", "cos", "tanh", "exp", "log", "sqrt"])
+        how = self.choice(["neg", "sin", "cos", "tanh", "exp", "log", "sqrt", "float", "int"])
         self.feature(how)
         if how == "neg":
             return f"(-{a})", b
+        if how == "float":  # a cast to a float dtype: the identity
+            return f"np.asarray({a}, dtype=np.float64)", b
+        if how == "int":  # to an integer dtype: piecewise constant (the twin sees its jumps)
+            return f"np.asarray({a}, dtype=int)", b
         if how in ("sin", "cos", "tanh"):
             return f"np.{how}({a})", 1.0
         if how == "exp":  # a bounded argument
@@ -686,6 +692,11 @@ class _Twin(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == "int":
             node.func = ast.Name("_int", ast.Load())
+        if any(  # np.asarray(v, dtype=int) becomes _int_array(v)
+            k.arg == "dtype" and isinstance(k.value, ast.Name) and k.value.id == "int"
+            for k in node.keywords
+        ):
+            node = ast.Call(ast.Name("_int_array", ast.Load()), node.args[:1], [])
         return node
 
 
@@ -714,6 +725,13 @@ class Recorder:
         self.path.append(result)
         if not all(isinstance(v, (int, np.integer)) for v in (a, b)):
             self.margin = min(self.margin, abs(float(a) - float(b)))
+        return result
+
+    def int_array(self, v: Any) -> Any:
+        result = np.asarray(v, dtype=int)
+        self.path.append(tuple(np.ravel(result).tolist()))
+        distance = np.abs(np.subtract(v, np.round(v)))
+        self.margin = min(self.margin, float(np.min(distance, initial=np.inf)))
         return result
 
     def int_(self, v: Any) -> int:
@@ -765,6 +783,7 @@ class Twin:
         self.recorder = Recorder()
         module._cmp = self.recorder.cmp
         module._int = self.recorder.int_
+        module._int_array = self.recorder.int_array
         self.f = module.f
         self.module = module
 

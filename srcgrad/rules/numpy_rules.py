@@ -79,17 +79,6 @@ def pow_dx(power: str, forward: bool):
     return template
 
 
-def _divide_jvp(param: str):
-    """Forward templates of ``x / y``: a zero tangent stays 0 where ``y`` is 0."""
-
-    def template(ctx: Context) -> str:
-        if isinstance(ctx.args["y"], ast.Constant):  # a literal divisor (not 0 then)
-            return "g / y" if param == "x" else "-g * ans / y"
-        return "tangent_div(g, y)" if param == "x" else "-tangent_mul(g, ans / y)"
-
-    return template
-
-
 def nondiff(keys, params=("x",), **extra) -> Rule:
     """A function whose output carries no derivative (shapes, comparisons, masks)."""
     keys = keys if isinstance(keys, list) else [keys]
@@ -129,12 +118,7 @@ _OPERATOR_TEXT = {
 binary([ast.Add, np.add], "g", "g")
 binary([ast.Sub, np.subtract], "g", "-g")
 binary([ast.Mult, np.multiply], "g * y", "g * x")
-binary(
-    [ast.Div, np.divide],
-    "g / y",
-    "-g * ans / y",
-    jvp={"x": _divide_jvp("x"), "y": _divide_jvp("y")},
-)
+binary([ast.Div, np.divide], "g / y", "-g * ans / y")
 binary(
     [ast.Pow, np.power, builtins.pow],
     pow_dx("{x} ** ({e})", forward=False),
@@ -148,7 +132,7 @@ unary(builtins.float, "g")
 
 # -- elementwise functions ---------------------------------------------------------
 unary(np.exp, "g * ans")
-unary(np.log, "g / x", jvp="tangent_div(g, x)")
+unary(np.log, "g / x")
 unary(np.sqrt, "g / (2 * ans)", jvp="tangent_div(g, 2 * ans)")
 unary(np.sin, "g * np.cos(x)")
 unary(np.cos, "-g * np.sin(x)")
@@ -505,11 +489,11 @@ unary(
     "-g / math.sqrt((1 - x) * (1 + x))",
     jvp="-tangent_div(g, math.sqrt((1 - x) * (1 + x)))",
 )
-unary(math.log1p, "g / (1 + x)", jvp="tangent_div(g, 1 + x)")
-unary(math.log2, "g / (x * math.log(2))", jvp="tangent_div(g, x * math.log(2))")
-unary(math.log10, "g / (x * math.log(10))", jvp="tangent_div(g, x * math.log(10))")
+unary(math.log1p, "g / (1 + x)")
+unary(math.log2, "g / (x * math.log(2))")
+unary(math.log10, "g / (x * math.log(10))")
 unary(math.fabs, "g * ((x > 0) - (x < 0))")
-elementwise(math.log, ("x",), {"x": "g / x"}, jvp={"x": "tangent_div(g, x)"})
+elementwise(math.log, ("x",), {"x": "g / x"})
 binary(
     math.pow,
     pow_dx("{x} ** ({e})", forward=False),
