@@ -59,9 +59,10 @@ def binary(keys, dx, dy, jvp: dict | None = None) -> Rule:
 def pow_dx(power: str, forward: bool):
     """The template of ``d (x ** y) / dx`` (``power``: how ``x ** e`` is spelled): the
     plain formula for a literal exponent of at least 1 (finite everywhere), 0 for the
-    exponent 0, else ``pow_dx``, which is 0 where ``y == 0`` (also at ``x == 0``) and
-    inf, not ZeroDivisionError, at ``0 ** negative``; forward mode keeps a zero tangent 0
-    where that derivative is infinite."""
+    exponent 0, numpy's power for another literal (inf, not ZeroDivisionError, at
+    ``0 ** negative``), else ``pow_dx``, which is also 0 where ``y == 0`` (even at
+    ``x == 0``); forward mode keeps a zero tangent 0 where the derivative is infinite."""
+    numpy_power = power if power.startswith("np.") else "np.power({x}, {e})"
 
     def template(ctx: Context) -> str:
         try:
@@ -73,8 +74,11 @@ def pow_dx(power: str, forward: bool):
                 return "0 * g"
             if y >= 1:
                 return f"g * y * {power.format(x='x', e='y - 1')}"
-        base = "x" if power.startswith("x") else power.format(x="x", e="1")
-        return f"tangent_mul(g, pow_dx({base}, y))" if forward else f"g * pow_dx({base}, y)"
+            derivative = f"y * {numpy_power.format(x='x', e='y - 1')}"
+        else:
+            base = "x" if power.startswith("{x}") else power.format(x="x", e="1")
+            derivative = f"pow_dx({base}, y)"
+        return f"tangent_mul(g, {derivative})" if forward else f"g * {derivative}"
 
     return template
 
