@@ -369,6 +369,15 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
             "srcgrad does not differentiate through tuples or lists of active values yet; "
             "combine arrays with np.stack or np.concatenate, or return a single array.",
         )
+    if getattr(callee, "__srcgrad_derivative__", False):  # grad(f), jacobian(f)... itself
+        return locator.error(
+            NoDerivativeError,
+            user,
+            f"this calls {callee!r}, a derivative srcgrad made; srcgrad does not differentiate "
+            "a call to one inside a function it differentiates. Apply the transformation to "
+            "the derivative itself instead (srcgrad.jvp(d), srcgrad.grad(d), "
+            "srcgrad.jacobian(d, mode='forward')), or call the original function here.",
+        )
     what = getattr(callee, "__qualname__", None) or ast.unparse(op.stmt.value)
     module = getattr(callee, "__module__", None)
     full = f"{module}.{what}" if module and callee is not None else what

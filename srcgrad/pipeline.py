@@ -257,6 +257,13 @@ def derive(
     facts = analyze(norm, wrt, ranks, mode="jvp" if kind == "jvp" else "vjp", wide=wide or {})
     if trace is not None:
         trace["analyze"] = _describe(facts)
+    if kind != "vjp" and kind != "jvp" and _returns_tuple(facts):
+        raise ValueError(
+            f"grad requires {norm.tree.name!r} to return a scalar, but it returns a tuple; to "
+            "return auxiliary values with it, `return value, aux` and pass has_aux=True (grad "
+            "then returns (gradient, aux)); for a gradient of each element, use srcgrad.vjp or "
+            "srcgrad.jacobian"
+        )
     if kind != "vjp" and kind != "jvp" and facts.shape(facts.returned).rank not in (0, None):
         raise ValueError(
             f"grad requires {norm.tree.name!r} to return a scalar, but it returns an array of "
@@ -343,6 +350,18 @@ def stages(
     norm = front(func, trace)
     derive(norm, kind, wrt or [norm.tree.args.args[0].arg], trace=trace, **options)
     return trace
+
+
+def _returns_tuple(facts: Facts) -> bool:
+    """Whether the function returns a tuple or list display (``return a, b``)."""
+    returned = facts.returned
+    if not isinstance(returned, ast.Name):
+        return False
+    defs = facts.definitions.get(returned.id, [])
+    return bool(defs) and all(
+        isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.Tuple, ast.List))
+        for stmt, _ in defs
+    )
 
 
 def _assigned(func: ast.FunctionDef) -> set[str]:
