@@ -738,7 +738,9 @@ def _tree_child(structure: Any, index: ast.expr | None) -> Any:
         if type(key) is int and -len(items) <= key < len(items):
             return items[key]
         return None
-    if kind != "dict" and items and all(s == items[0] for s in items):
+    if kind == "dict":  # any value of a dict whose values are alike
+        items = tuple(s for _, s in items)
+    if items and all(s == items[0] for s in items):
         return items[0]  # any element of a list whose elements are alike
     return None
 

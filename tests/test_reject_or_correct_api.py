@@ -34,11 +34,12 @@ from autograd import make_jvp, make_vjp
 import srcgrad
 
 
-def autograd_version(func):
-    """``func`` run by autograd: its own source, with ``np`` rebound to autograd.numpy."""
-    namespace = {"np": anp}
-    source = inspect.getsource(func)
-    exec(compile(source, inspect.getsourcefile(func), "exec"), namespace)
+def autograd_version(func, *callees):
+    """``func`` run by autograd: its own source (and its ``callees``'), with ``np``
+    rebound to autograd.numpy."""
+    namespace = {**func.__globals__, "np": anp}
+    for f in (*callees, func):
+        exec(compile(inspect.getsource(f), inspect.getsourcefile(f), "exec"), namespace)
     return namespace[func.__name__]
 
 
@@ -489,6 +490,55 @@ def _many_pass_derivatives():
     }
 
 
+def evaluate(node, theta):
+    """A small expression tree of nested tuples, walked recursively over ``theta``."""
+    op = node[0]
+    if op == "c":
+        return theta[node[1]]
+    if op == "x":
+        return np.sin(theta[node[1]])
+    if op == "add":
+        return evaluate(node[1], theta) + evaluate(node[2], theta)
+    return evaluate(node[1], theta) * evaluate(node[2], theta)
+
+
+def tree_value(theta, tree):
+    return evaluate(tree, theta)
+
+
+def grown(node, depth, theta):
+    # each call passes a deeper tree: a new argument structure every time
+    if depth == 0:
+        return evaluate(node, theta)
+    return grown(("mul", node, ("add", ("c", depth % 3), ("x", 0))), depth - 1, theta)
+
+
+TREE = ("add", ("mul", ("c", 0), ("x", 1)), ("add", ("c", 2), ("mul", ("x", 0), ("c", 0))))
+THETA = np.array([0.7, 1.3, -0.4])
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_recursive_tree_evaluator_is_differentiated(mode):
+    # issue 16: this hung, its memory growing (ranks of node[1] of a number: -1, -2, ...)
+    want = autograd.grad(autograd_version(tree_value, evaluate))(THETA, TREE)
+    assert_close(srcgrad.grad(tree_value, mode=mode)(THETA, TREE), want)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("depth", [3, 20])
+def test_a_recursion_over_ever_new_structures_ends(mode, depth):
+    # past pipeline.SPECIALIZATIONS structures, the code is for arguments of any structure
+    f_ag = autograd_version(grown, evaluate)
+    want = autograd.grad(f_ag, 2)(("c", 1), depth, THETA)
+    got = srcgrad.grad(grown, wrt=2, mode=mode)(("c", 1), depth, THETA)
+    assert_close(got, want, tol=1e-8)
+    d = srcgrad.grad(grown, wrt=2)
+    d(("c", 1), depth, THETA)
+    limit = srcgrad.pipeline.SPECIALIZATIONS + 1
+    assert d.source.count("def grown_fwd") <= limit
+    assert d.source.count("def evaluate_fwd") <= limit
+
+
 @pytest.mark.parametrize("make", list(_many_pass_derivatives()))
 def test_a_generator_argument_is_refused_where_the_function_runs_once_per_element(make):
     derivative = _many_pass_derivatives()[make](noisy)
@@ -514,3 +564,183 @@ def test_a_function_giving_other_values_each_pass_is_an_error():
         srcgrad.jacobian(unseeded, mode="forward")(X)
     g = srcgrad.grad(seeded, mode="forward")(X)  # the same numbers each pass: fine
     assert_close(g, srcgrad.grad(seeded)(X))
+
+
+# -- 12: iterating a dict iterates its keys -----------------------------------------------------
+def dict_keys_loop(params):
+    s = 0.0
+    for k in params:
+        s = s + np.sum(params[k] ** 2)
+    return s
+
+
+def dict_items_loop(params, scale):
+    s = 0.0
+    for _k, v in params.items():
+        s = s + scale * np.sum(np.sin(v) * v)
+    return s
+
+
+def dict_values_loop(params):
+    s = 1.0
+    for v in params.values():
+        s = s * np.sum(v)
+    return s
+
+
+def dict_keys_method_loop(params):
+    s = 0.0
+    for k in params.keys():
+        s = s + np.sum(params[k] * params[k] * params[k])
+    return s
+
+
+def dict_enumerate_loop(params):
+    s = 0.0
+    for i, k in enumerate(params):
+        s = s + (i + 1.0) * np.sum(params[k])
+    return s
+
+
+def dict_reversed_loop(params):
+    s = 0.0
+    for k in reversed(params):
+        s = s * 2.0 + np.sum(params[k])
+    return s
+
+
+def dict_zip_loop(params, weights):
+    s = 0.0
+    for k, w in zip(params, weights):
+        s = s + np.sum(params[k] * weights[w])
+    return s
+
+
+def int_keys_loop(params):
+    s = 0.0
+    for k in params:
+        s = s + k * np.sum(params[k] ** 2)  # the keys are numbers: constants
+    return s
+
+
+def list_of_dicts_loop(layers):
+    s = 0.0
+    for layer in layers:
+        for k in layer:
+            s = s + np.sum(np.tanh(layer[k]))
+    return s
+
+
+def list_of_dicts_items_loop(layers):
+    s = 0.0
+    for layer in layers:
+        for _k, v in layer.items():
+            s = s + np.sum(v * v)
+    return s
+
+
+def dict_of_dicts_loop(params):
+    s = 0.0
+    for name in params:
+        layer = params[name]
+        for k in layer:
+            s = s + np.sum(layer[k] ** 2) * len(name)
+    return s
+
+
+def dict_of_dicts_items_loop(params):
+    s = 0.0
+    for _name, layer in params.items():
+        for _k, v in layer.items():
+            s = s + np.sum(np.exp(v))
+    return s
+
+
+def sum_of_dict(d):
+    s = 0.0
+    for k in d:
+        s = s + np.sum(d[k] ** 3)
+    return s
+
+
+def calls_a_dict_loop(params, x):
+    return sum_of_dict(params) * np.sum(x)
+
+
+GLOBAL_WEIGHTS = {"a": 1.0, "b": -2.0}
+
+
+def global_dict_loop(x):
+    s = 0.0
+    for k in GLOBAL_WEIGHTS:
+        s = s + GLOBAL_WEIGHTS[k] * np.sum(x**2)
+    for _key, w in GLOBAL_WEIGHTS.items():
+        s = s + w * np.sum(x)
+    return s
+
+
+def options_dict_loop(x, options):
+    s = np.sum(x)
+    for name in options:
+        s = s * options[name]
+    return s
+
+
+A1, B1 = np.array([1.0, -2.0]), np.array([0.5])
+DICT_CASES = [
+    (dict_keys_loop, ({"a": A1, "b": B1},), 0),
+    (dict_items_loop, ({"a": A1, "b": B1}, 1.5), 0),
+    (dict_values_loop, ({"a": A1, "b": B1, "c": A1 * 2},), 0),
+    (dict_keys_method_loop, ({"a": A1, "b": B1},), 0),
+    (dict_enumerate_loop, ({"a": A1, "b": B1},), 0),
+    (dict_zip_loop, ({"a": A1, "b": B1}, {"u": A1 + 1, "v": B1 * 3}), 0),
+    (dict_zip_loop, ({"a": A1, "b": B1}, {"u": A1 + 1, "v": B1 * 3}), 1),
+    (int_keys_loop, ({1: A1, 3: B1},), 0),
+    (list_of_dicts_loop, ([{"W": A1, "b": B1}, {"W": A1 * 3, "b": B1 - 1}],), 0),
+    (list_of_dicts_items_loop, ([{"W": A1, "b": B1}, {"W": A1 * 3, "b": B1 - 1}],), 0),
+    (dict_of_dicts_loop, ({"l1": {"W": A1, "b": B1}, "l22": {"W": A1 * 2, "b": B1 * 3}},), 0),
+    (dict_of_dicts_items_loop, ({"l1": {"W": A1, "b": B1}, "l2": {"W": -A1, "b": B1}},), 0),
+    (calls_a_dict_loop, ({"a": A1, "b": B1}, A1), 0),
+    (calls_a_dict_loop, ({"a": A1, "b": B1}, A1), 1),
+    (global_dict_loop, (A1,), 0),
+    (options_dict_loop, (A1, {"double": 2.0, "triple": 3.0}), 0),
+]
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize(
+    "func, args, wrt", DICT_CASES, ids=[f"{c[0].__name__}-wrt{c[2]}" for c in DICT_CASES]
+)
+def test_iterating_a_dict_iterates_its_keys(func, args, wrt, mode):
+    got = srcgrad.grad(func, wrt=wrt, mode=mode)(*args)
+    want = autograd.grad(autograd_version(func, sum_of_dict), wrt)(*args)
+    assert type(got) is type(want)
+    for g, w in zip(_leaves(got), _leaves(want)):
+        assert_close(g, w)
+    assert func(*args) == pytest.approx(srcgrad.value_and_grad(func, wrt=wrt)(*args)[0])
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_reversed_of_a_dict_runs_over_its_keys_backwards(mode):
+    # (autograd's dicts cannot be reversed: a closed form) s = sum(a) + 2 sum(b) + 4 sum(c)
+    params = {"a": A1, "b": B1, "c": B1 + 1}
+    got = srcgrad.grad(dict_reversed_loop, mode=mode)(params)
+    assert list(got) == ["a", "b", "c"]
+    for key, scale in zip("abc", (1.0, 2.0, 4.0)):
+        assert_close(got[key], scale * np.ones_like(params[key]))
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        return [leaf for v in tree.values() for leaf in _leaves(v)]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for v in tree for leaf in _leaves(v)]
+    return [tree]
+
+
+def test_the_loop_over_a_dict_reads_its_keys_in_the_generated_code():
+    d = srcgrad.grad(dict_keys_loop)
+    d({"a": A1, "b": B1})
+    assert "('a', 'b')" in d.source
+    d({"x": A1, "y": B1, "z": B1})  # other keys: other code
+    assert "('x', 'y', 'z')" in d.source
