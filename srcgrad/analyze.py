@@ -378,6 +378,18 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
             "the derivative itself instead (srcgrad.jvp(d), srcgrad.grad(d), "
             "srcgrad.jacobian(d, mode='forward')), or call the original function here.",
         )
+    owner = getattr(callee, "__self__", None)
+    if type(owner).__name__ == "Primitive" and callee.__name__ in ("vjp", "jvp"):
+        name = getattr(owner.func, "__name__", "the primitive")
+        return locator.error(
+            NoDerivativeError,
+            user,
+            f"this differentiates again {name}'s {callee.__name__} rule, given with "
+            f"@{name}.def{callee.__name__}; srcgrad differentiates a srcgrad.primitive once, "
+            f"not its rules. For a second derivative (hessian, hvp, grad of grad) write {name} "
+            "as a plain function without @srcgrad.primitive where srcgrad can read it: it "
+            "differentiates such code as often as asked.",
+        )
     what = getattr(callee, "__qualname__", None) or ast.unparse(op.stmt.value)
     module = getattr(callee, "__module__", None)
     full = f"{module}.{what}" if module and callee is not None else what

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import linecache
 import math
 import random
 import types
@@ -30,6 +31,7 @@ from .backends import (
     is_cupy,
     is_dask,
 )
+from .errors import SrcgradError
 from .parse import ParsedFunction, env_is_current, free_name_sources, sources_current
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
@@ -297,24 +299,39 @@ class Derivative:
             entry = _CACHE[target] = _Entry(target.__code__)
         derived = entry.derived.get(key)
         if derived is None or not derived.is_current():
-            if self.has_aux or (self._tangent_output and self.kind != "jvp"):
-                if entry.norm_aux is None:
-                    entry.norm_aux = pipeline.front(target)
-                    if self._tangent_output:
-                        entry.norm_aux.split_aux(keep=1, drop=True)
-                    else:
-                        entry.norm_aux.split_aux()
-                norm = entry.norm_aux
-            else:
-                if entry.norm is None:
-                    entry.norm = pipeline.front(target)
-                norm = entry.norm
-            derived = pipeline.derive(
-                norm, self._generated_kind, wrt, ranks, backend, wide=dict(wide)
-            )
+            try:
+                derived = self._generate(entry, target, wrt, ranks, backend, wide)
+            except SrcgradError as exc:
+                if self._inner is None:
+                    raise
+                raise _in_user_code(exc, self) from None
             entry.derived[key] = derived
         self._last = derived
         return derived
+
+    def _generate(
+        self,
+        entry: _Entry,
+        target: Callable[..., Any],
+        wrt: list[str],
+        ranks: dict[str, Any],
+        backend: Backend,
+        wide: tuple,
+    ) -> pipeline.Derived:
+        """Generate the code ``_derived`` looks for (and keeps in ``entry``)."""
+        if self.has_aux or (self._tangent_output and self.kind != "jvp"):
+            if entry.norm_aux is None:
+                entry.norm_aux = pipeline.front(target)
+                if self._tangent_output:
+                    entry.norm_aux.split_aux(keep=1, drop=True)
+                else:
+                    entry.norm_aux.split_aux()
+            norm = entry.norm_aux
+        else:
+            if entry.norm is None:
+                entry.norm = pipeline.front(target)
+            norm = entry.norm
+        return pipeline.derive(norm, self._generated_kind, wrt, ranks, backend, wide=dict(wide))
 
     @property
     def source(self) -> str:
@@ -553,6 +570,68 @@ class Derivative:
         if self.has_aux and self.kind == "grad":  # value is (value, aux)
             return result, value[1]
         return (_fresh(value, values), result) if self.kind == "value_and_grad" else result
+
+
+def _in_user_code(exc: SrcgradError, derivative: Derivative) -> SrcgradError:
+    """``exc``, raised at a line of code srcgrad generated (differentiating a derivative
+    again: hessian, hvp, grad of grad...), moved to the line of the user's code that the
+    generated line comes from; the generated line stays in the message."""
+    name = exc.filename or ""
+    if not name.startswith("<srcgrad-") or not exc.lineno:
+        return exc
+    generated = linecache.getlines(name)
+    if not 1 <= exc.lineno <= len(generated):
+        return exc
+    line = generated[exc.lineno - 1].strip()
+    inner = derivative
+    while inner._inner is not None:
+        inner = inner._inner
+    entry = _CACHE.get(inner.__wrapped__)
+    norms = [n for n in (entry.norm, entry.norm_aux) if n is not None] if entry else []
+    callees = list(inner._last.callees) if inner._last is not None else []
+    found = _origin(generated[: exc.lineno], norms, [n.parsed for n in norms] + callees)
+    if found is None:  # the user's function itself
+        code = inner.__wrapped__.__code__
+        found = code.co_filename, code.co_firstlineno
+    filename, lineno = found
+    source_line = linecache.getline(filename, lineno) or None
+    message = (
+        f"{exc.message}\n(srcgrad was differentiating again the code it generated for "
+        f"{inner!r}, at {name}:{exc.lineno}: `{line}`, which comes from the line above.)"
+    )
+    return type(exc)(message, filename=filename, lineno=lineno, source_line=source_line)
+
+
+def _origin(
+    generated: list[str], norms: list[Any], parsed: list[ParsedFunction]
+) -> tuple[str, int] | None:
+    """Where the user wrote the statement the last of the ``generated`` lines comes from:
+    the nearest line at or above it (in the same generated function) that is a copy of a
+    statement of the user's function as normalized (forward-mode code puts each tangent
+    after its statement), or a ``# grad of:`` comment (reverse-mode code puts one above
+    each statement's adjoint), found in the source of the user's function or of a
+    function it calls."""
+    statements = {
+        ast.unparse(core): (norm.parsed.locator.filename, user.lineno)
+        for norm in norms
+        for core, user in norm.origin.items()
+        if isinstance(core, (ast.Assign, ast.Expr))
+    }
+    for text in reversed(generated):
+        text = text.strip()
+        if text.startswith("def "):
+            return None
+        if text in statements:
+            return statements[text]
+        if text.startswith("# grad of:"):
+            wanted = text[len("# grad of:") :].strip()
+            for p in parsed:
+                for lineno in range(p.tree.lineno, (p.tree.end_lineno or p.tree.lineno) + 1):
+                    user = (p.locator.text(lineno) or "").strip()
+                    if user and wanted.startswith(user):
+                        return p.locator.filename, lineno
+            return None
+    return None
 
 
 def _not_scalar(name: str, out: Any, has_aux: bool) -> str:

@@ -744,3 +744,62 @@ def test_the_loop_over_a_dict_reads_its_keys_in_the_generated_code():
     assert "('a', 'b')" in d.source
     d({"x": A1, "y": B1, "z": B1})  # other keys: other code
     assert "('x', 'y', 'z')" in d.source
+
+
+@srcgrad.primitive
+def soft_max_value(x):
+    return np.log(np.sum(np.exp(x)))
+
+
+@soft_max_value.defvjp
+def soft_max_value_vjp(dout, result, x):
+    return dout * np.exp(x - result)
+
+
+@srcgrad.primitive
+def cubed(x):
+    return x**3
+
+
+@cubed.defjvp
+def cubed_jvp(tangents, result, x):
+    (dx,) = tangents
+    return 3 * x**2 * dx
+
+
+def uses_soft_max_value(x):
+    y = np.sin(x)
+    return soft_max_value(y) * 2.0
+
+
+def uses_cubed(x):
+    y = np.sin(x)
+    z = cubed(y)
+    return np.sum(z)
+
+
+def _line_of(func, text):
+    lines, first = inspect.getsourcelines(func)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize(
+    "make, func, text, count",
+    [
+        (srcgrad.hessian, uses_soft_max_value, "return soft_max_value(y) * 2.0", 1),
+        (srcgrad.hvp, uses_soft_max_value, "return soft_max_value(y) * 2.0", 2),
+        (lambda f: srcgrad.grad(srcgrad.jvp(f)), uses_cubed, "z = cubed(y)", 2),
+        (lambda f: srcgrad.jacobian(srcgrad.jvp(f)), uses_cubed, "z = cubed(y)", 2),
+    ],
+    ids=["hessian", "hvp", "grad-of-jvp", "jacobian-of-jvp"],
+)
+def test_errors_in_code_differentiated_again_point_at_the_user_s_line(make, func, text, count):
+    x = np.array([0.3, -0.5])
+    derivative = make(func)
+    args = (x,) * count
+    with pytest.raises(srcgrad.NoDerivativeError) as info:
+        derivative(*args)
+    err = info.value
+    assert err.filename == __file__ and err.lineno == _line_of(func, text), str(err)
+    assert text in str(err) and "srcgrad was differentiating again the code" in str(err)
+    assert "srcgrad.primitive once" in str(err)
