@@ -305,6 +305,12 @@ class Derivative:
                 if self._inner is None:
                     raise
                 raise _in_user_code(exc, self) from None
+            except ValueError as exc:  # (grad of a derivative whose output is not a scalar)
+                if self._inner is None or repr(target.__name__) not in str(exc):
+                    raise
+                raise ValueError(
+                    str(exc).replace(repr(target.__name__), repr(self._inner))
+                ) from None
             entry.derived[key] = derived
         self._last = derived
         return derived

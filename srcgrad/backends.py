@@ -353,6 +353,17 @@ _ARRAY_MARKS = (
 )
 
 
+#: the operators whose meaning an object may change; x * value for an array x and an object
+#: of such a type computes what the object says, which no derivative rule knows
+_ARITHMETIC = (
+    *("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__"),
+    *("__truediv__", "__rtruediv__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__"),
+)
+
+#: options with operators of their own that never meet an array in arithmetic
+_OPTIONS = (str, bytes, set, frozenset, range)
+
+
 def check_arguments(values: Any, names: Any, fname: str) -> None:
     """Raise a ``TypeError`` naming the argument for any value (or leaf of a list, tuple
     or dict) of a type srcgrad does not compute with: an ndarray subclass with other
@@ -398,10 +409,15 @@ def _unsupported(value: Any) -> str | None:
     if isinstance(value, numbers.Number):
         return "a number type numpy holds as Python objects"
     if any(hasattr(cls, mark) for mark in _ARRAY_MARKS) or (
-        hasattr(value, "shape") and hasattr(value, "dtype")
+        isinstance(getattr(value, "shape", None), tuple) and hasattr(value, "dtype")
     ):
         return "an array type with semantics of its own"
-    return None  # an option the function reads: a string, a generator, a callable...
+    if isinstance(value, _OPTIONS) or hasattr(cls, "__fspath__"):
+        return None
+    operators = [name for name in _ARITHMETIC if hasattr(cls, name)]
+    if operators:  # (x * value would run its code, which the derivative rules know nothing of)
+        return f"an object with arithmetic of its own (it defines {', '.join(operators)})"
+    return None  # an option the function reads: a generator, a callable, a module...
 
 
 def _type_name(value: Any) -> str:
@@ -422,6 +438,8 @@ def _instead(value: Any, path: str) -> str:
         return f"Pass np.asarray({path})."
     if isinstance(value, numbers.Number):
         return f"Pass float({path})."
+    if any(hasattr(type(value), name) for name in _ARITHMETIC):
+        return f"Pass a number or an array for {path}, and compute with it in the function."
     return f"Convert it first, e.g. np.asarray({path}) (or a cupy or dask array)."
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import fractions
 import functools
 import inspect
+import pathlib
 import re
 
 import autograd
@@ -156,6 +157,34 @@ def test_derivatives_of_derivatives_with_respect_to_every_argument(outer, kind, 
             run()
 
 
+def of_a_pytree(p, s):
+    return np.sum(np.sin(p["a"]) * p["b"]) * s
+
+
+def test_derivatives_of_derivatives_with_respect_to_several_arguments_and_pytrees():
+    d, t1, t2 = np.array([0.3, -0.2, 0.5]), np.array([1.0, 2.0, -1.0]), np.array([0.5, 0.1, 2])
+    f_ag = autograd_version(array_out)
+    twin = lambda x, y, d: make_vjp(f_ag, 0)(x, y)[0](d)  # noqa: E731
+    _, tangent = srcgrad.jvp(srcgrad.vjp(array_out), wrt=(0, 2))(X, Y, d, t1, t2)
+    assert_close(tangent, make_jvp(twin, 0)(X, Y, d)(t1)[1] + make_jvp(twin, 2)(X, Y, d)(t2)[1])
+    g = srcgrad.grad(srcgrad.jvp(scalar_out), wrt=(0, 2))(X, Y, t1)
+    tangent_ag = lambda x, y, t: make_jvp(autograd_version(scalar_out), 0)(x, y)(t)[1]  # noqa: E731
+    assert_close(g[0], autograd.grad(tangent_ag, 0)(X, Y, t1))
+    assert_close(g[1], autograd.grad(tangent_ag, 2)(X, Y, t1))
+    # a pytree argument, and the cotangent of a function of one
+    p = {"a": np.array([0.3, 1.2]), "b": np.array([2.0, -1.0])}
+    v = srcgrad.vjp(of_a_pytree)
+    _, by_dout = srcgrad.jvp(v, wrt=2)(p, 1.5, 2.0, 1.0)
+    _, by_p = srcgrad.jvp(v, wrt=0)(p, 1.5, 2.0, {"a": np.ones(2), "b": np.zeros(2)})
+    pt_ag = autograd_version(of_a_pytree)
+    twin_p = lambda p, s, d: make_vjp(pt_ag, 0)(p, s)[0](d)  # noqa: E731
+    want_dout = make_jvp(twin_p, 2)(p, 1.5, 2.0)(1.0)[1]
+    want_p = make_jvp(twin_p, 0)(p, 1.5, 2.0)({"a": np.ones(2), "b": np.zeros(2)})[1]
+    for key in "ab":
+        assert_close(by_dout[key], want_dout[key])
+        assert_close(by_p[key], want_p[key])
+
+
 def sin_times_x(x):
     return np.sin(x) * x
 
@@ -254,6 +283,14 @@ class FromCupy:
 
 FromCupy.__module__ = "cupy._core.core"
 
+
+class Squares:
+    """An object whose arithmetic is its own: ``x * Squares()`` is ``x ** 2``."""
+
+    def __rmul__(self, x):
+        return x**2
+
+
 OTHER_TYPES = {
     "matrix": (np.matrix([[1.0, 2.0, 3.0]]), "numpy.matrix", "matrix products"),
     "masked": (np.ma.masked_array([1.0, 2.0, 3.0], [0, 1, 0]), "MaskedArray", "masked"),
@@ -261,6 +298,7 @@ OTHER_TYPES = {
     "array-like": (LooksLikeAnArray(), "LooksLikeAnArray", "semantics of its own"),
     "fraction": (fractions.Fraction(1, 3), "Fraction", "float("),
     "cupy-without-cupy": (FromCupy(), "FromCupy", "cannot be imported"),
+    "own-arithmetic": (Squares(), "Squares", "defines __rmul__"),
 }
 
 
@@ -318,6 +356,9 @@ def test_options_that_are_not_arrays_still_pass(mode):
     for scale in (3, 3.0, np.float32(3.0), True, np.int64(3)):
         g = srcgrad.grad(with_options, mode=mode)(x, "double", rng, scale, True, None, abs)
         assert_close(g, 8 * float(scale) ** 2 * x)
+    for option in (b"bytes", {"a"}, frozenset(), range(3), pathlib.Path("."), np, inspect):
+        g = srcgrad.grad(with_options, mode=mode)(x, "double", rng, 1.0, False, option, abs)
+        assert_close(g, 8 * x)
 
 
 def test_a_memmap_is_an_ndarray(tmp_path):
