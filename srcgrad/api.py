@@ -1176,15 +1176,18 @@ def _same_value(a: Any, b: Any) -> bool:
     if is_dask(a) or is_dask(b) or a is None or b is None:
         return True  # (lazy: comparing would compute the graph)
     xp = np if not is_cupy(a) else _module_of(a)
-    if np.shape(a) != np.shape(b):
-        return False
-    dtype = np.result_type(getattr(a, "dtype", type(a)), getattr(b, "dtype", type(b)))
-    if dtype.kind not in "fc":
-        return bool(xp.all(xp.asarray(a) == xp.asarray(b)))
-    tol = float(np.finfo(dtype).eps) ** 0.5
-    a, b = xp.asarray(a), xp.asarray(b)
-    scale = float(xp.max(xp.abs(xp.nan_to_num(a)))) if a.size else 0.0
-    return bool(xp.allclose(a, b, rtol=tol, atol=tol * scale, equal_nan=True))
+    try:
+        if np.shape(a) != np.shape(b):
+            return False
+        dtype = np.result_type(getattr(a, "dtype", type(a)), getattr(b, "dtype", type(b)))
+        if dtype.kind not in "fc":  # numbers exactly; other objects: no claim
+            return dtype.kind not in "biu" or bool(xp.all(xp.asarray(a) == xp.asarray(b)))
+        tol = float(np.finfo(dtype).eps) ** 0.5
+        a, b = xp.asarray(a), xp.asarray(b)
+        scale = float(xp.max(xp.abs(xp.nan_to_num(a)))) if a.size else 0.0
+        return bool(xp.allclose(a, b, rtol=tol, atol=tol * scale, equal_nan=True))
+    except (TypeError, ValueError):  # (an auxiliary value numpy cannot compare: no claim)
+        return True
 
 
 def _brief(value: Any) -> str:

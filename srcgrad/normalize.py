@@ -32,7 +32,8 @@ augmented assignment is spelled out; tuple targets are unpacked one by one;
 ``break``, ``continue`` and early ``return`` become flags (see
 :mod:`srcgrad.exits`); ``and``/``or``, conditional expressions and chained
 comparisons become ``if``; every ``for`` runs over a range (``for row in X``
-is ``for i in range(len(X)): row = X[i]``). A variable assigned twice outside
+is ``for i in range(len(X)): row = X[i]``; over a dict, over its keys: see
+``_Normalizer.items``). A variable assigned twice outside
 any ``if`` or loop gets a new version (``x``, ``x_1``); one assigned inside
 keeps its name, and the reverse transform records what its reassignment
 destroys::
