@@ -999,21 +999,28 @@ def _fresh(result: Any, inputs: Sequence[Any]) -> Any:
         return result
     owners = []  # the arrays whose memory the caller's inputs show
     for v in inputs:
-        if pytree.is_node(v):
+        if type(v) is _NDARRAY:
+            owners.append(v if v.base is None else _owner(v))
+        elif pytree.is_node(v):
             owners += [_owner(x) for x in pytree.leaves(v) if hasattr(x, "base")]
-        elif hasattr(v, "base"):
+        elif hasattr(v, "base") and not isinstance(v, np.generic):
             owners.append(_owner(v))
+    if type(result) is tuple:
+        return tuple([_fresh_part(r, owners) for r in result])
     return _fresh_part(result, owners)
 
 
 def _fresh_part(r: Any, owners: list[Any]) -> Any:
     """``r`` (a part of a result) with every array copied whose memory one of ``owners``
     owns; the owner of each array it gives out joins them."""
-    if pytree.is_node(r):
+    if type(r) is _NDARRAY:
+        owner = r if r.base is None else _owner(r)
+    elif pytree.is_node(r):
         return pytree.rebuild(r, [_fresh_part(child, owners) for _, child in pytree.children(r)])
-    if not hasattr(r, "base") or isinstance(r, np.generic):
+    elif not hasattr(r, "base") or isinstance(r, np.generic):
         return r  # a number, or an array that cannot be written (dask)
-    owner = _owner(r)
+    else:
+        owner = _owner(r)
     for o in owners:
         if o is owner:
             r = owner = r.copy()
