@@ -383,6 +383,27 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
             "srcgrad does not differentiate through tuples or lists of active values yet; "
             "combine arrays with np.stack or np.concatenate, or return a single array.",
         )
+    if getattr(callee, "__srcgrad_derivative__", False):  # grad(f), jacobian(f)... itself
+        return locator.error(
+            NoDerivativeError,
+            user,
+            f"this calls {callee!r}, a derivative srcgrad made; srcgrad does not differentiate "
+            "a call to one inside a function it differentiates. Apply the transformation to "
+            "the derivative itself instead (srcgrad.jvp(d), srcgrad.grad(d), "
+            "srcgrad.jacobian(d, mode='forward')), or call the original function here.",
+        )
+    owner = getattr(callee, "__self__", None)
+    if type(owner).__name__ == "Primitive" and callee.__name__ in ("vjp", "jvp"):
+        name = getattr(owner.func, "__name__", "the primitive")
+        return locator.error(
+            NoDerivativeError,
+            user,
+            f"this differentiates again {name}'s {callee.__name__} rule, given with "
+            f"@{name}.def{callee.__name__}; srcgrad differentiates a srcgrad.primitive once, "
+            f"not its rules. For a second derivative (hessian, hvp, grad of grad) write {name} "
+            "as a plain function without @srcgrad.primitive where srcgrad can read it: it "
+            "differentiates such code as often as asked.",
+        )
     what = getattr(callee, "__qualname__", None) or ast.unparse(op.stmt.value)
     module = getattr(callee, "__module__", None)
     full = f"{module}.{what}" if module and callee is not None else what
@@ -1060,7 +1081,9 @@ def _tree_child(structure: Any, index: ast.expr | None) -> Any:
         if type(key) is int and -len(items) <= key < len(items):
             return items[key]
         return None
-    if kind != "dict" and items and all(s == items[0] for s in items):
+    if kind == "dict":  # any value of a dict whose values are alike
+        items = tuple(s for _, s in items)
+    if items and all(s == items[0] for s in items):
         return items[0]  # any element of a list whose elements are alike
     return None
 

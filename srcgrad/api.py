@@ -7,8 +7,13 @@ caches it, and runs it. ``.source`` is the generated module.
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
+import linecache
+import math
+import random
+import types
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Union
@@ -17,7 +22,16 @@ import numpy as np
 
 from . import pipeline, pytree
 from .analyze import LEAF
-from .backends import NUMPY, Backend, backend_of, dask_numpy, is_dask
+from .backends import (
+    NUMPY,
+    Backend,
+    backend_of,
+    check_arguments,
+    dask_numpy,
+    is_cupy,
+    is_dask,
+)
+from .errors import SrcgradError
 from .parse import ParsedFunction, env_is_current, free_name_sources, sources_current
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
@@ -155,6 +169,9 @@ class Derivative:
     call); ``.__wrapped__`` is the original function.
     """
 
+    #: (what analysis looks for to say that a differentiated function calls one)
+    __srcgrad_derivative__ = True
+
     def __init__(
         self,
         func: Callable[..., Any],
@@ -165,25 +182,11 @@ class Derivative:
     ) -> None:
         self._inner: Derivative | None = None
         if isinstance(func, Derivative):
-            # higher order: differentiate the inner derivative's generated code: in
-            # forward mode, or (grad of a jvp) in reverse mode
-            over_jvp = func.kind == "jvp" and kind in ("grad", "value_and_grad", "jvp")
-            if not (func.kind in ("grad", "vjp") and kind != "vjp") and not over_jvp:
-                raise TypeError(
-                    f"srcgrad differentiates a derivative made by grad or vjp with grad, "
-                    f"value_and_grad, jvp, jacobian, hessian or hvp, and one made by jvp with "
-                    f"grad, value_and_grad or jvp; got {kind} of {func!r}"
-                )
+            # higher order: differentiate the inner derivative's generated code
+            mode = _mode_over(func, kind, mode)
             self._inner = func
-            if not over_jvp:
-                mode = "forward"
         elif not inspect.isfunction(func):
-            raise TypeError(
-                f"srcgrad differentiates Python functions written in Python; got {func!r} "
-                f"(a {type(func).__name__}). Builtins and C functions have no source to "
-                "transform: wrap the call in a Python function, or give it a rule with "
-                "srcgrad.primitive."
-            )
+            raise TypeError(_not_a_function(func, kind))
         if mode not in _MODES:
             raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
         if has_aux and self._inner is not None:
@@ -194,18 +197,25 @@ class Derivative:
         self.kind = kind
         self.mode = mode
         self._signature = inspect.signature(func)
+        #: the names of the inner derivative's arguments after the function's: its
+        #: cotangent, or its tangents (named afresh: ``x_dot``, then ``x_dot_1``...)
+        self._extra_names: list[str] = []
         if self._inner is not None and self._inner.kind in ("vjp", "jvp"):
             # the inner code takes the function's arguments, then the cotangent (see _bind)
             # or one tangent per wrt argument: every argument is passed, so no defaults
-            extra = ["dout"] if self._inner.kind == "vjp" else [f"{w}_dot" for w in func.wrt]
+            taken = set(self._signature.parameters)
+            wanted = ["dout"] if self._inner.kind == "vjp" else [f"{w}_dot" for w in func.wrt]
+            for name in wanted:
+                self._extra_names.append(_unused_name(name, taken))
+                taken.add(self._extra_names[-1])
             positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
             params = [
                 p.replace(default=inspect.Parameter.empty)
                 for p in self._signature.parameters.values()
             ]
-            added = [inspect.Parameter(n, positional) for n in extra]
+            added = [inspect.Parameter(n, positional) for n in self._extra_names]
             self._signature = self._signature.replace(parameters=[*params, *added])
-        #: grad of a jvp differentiates the tangent output (the value's is grad's own)
+        #: a derivative of a jvp differentiates its tangent output (grad's value is that)
         self._tangent_output = self._inner is not None and self._inner.kind == "jvp"
         self.__signature__ = self._signature  # what inspect.signature reports
         self._params = list(self._signature.parameters)
@@ -267,8 +277,21 @@ class Derivative:
         and, in ``wide``, for each array argument, which of its axes are not of length 1."""
         ranks_key = tuple(ranks.get(p) for p in self._params)
         wide = wide if self._inner is None and wide is not None else ()
-        key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key, wide, self.has_aux)
         target = self._target(ranks, backend)
+        wrt = self.wrt
+        if self._inner is not None:
+            # the inner code names its parameters its own way (``out_bar`` for the
+            # cotangent this signature calls ``dout``, ``x_dot_1``...): its parameters
+            # are this derivative's, in order
+            own = _parameter_names(target)
+            if len(own) != len(self._params):
+                raise AssertionError(
+                    f"srcgrad bug: {target.__name__} takes {own}, expected {self._params}"
+                )
+            rename = dict(zip(self._params, own))
+            wrt = [rename[w] for w in self.wrt]
+            ranks = {rename[p]: r for p, r in ranks.items() if p in rename}
+        key = (self._generated_kind, tuple(wrt), backend.name, ranks_key, wide, self.has_aux)
         entry = _CACHE.get(target)
         if entry is None or not entry.is_current(target):
             if entry is not None:
@@ -276,24 +299,45 @@ class Derivative:
             entry = _CACHE[target] = _Entry(target.__code__)
         derived = entry.derived.get(key)
         if derived is None or not derived.is_current():
-            if self.has_aux or (self._tangent_output and self.kind != "jvp"):
-                if entry.norm_aux is None:
-                    entry.norm_aux = pipeline.front(target)
-                    if self._tangent_output:
-                        entry.norm_aux.split_aux(keep=1, drop=True)
-                    else:
-                        entry.norm_aux.split_aux()
-                norm = entry.norm_aux
-            else:
-                if entry.norm is None:
-                    entry.norm = pipeline.front(target)
-                norm = entry.norm
-            derived = pipeline.derive(
-                norm, self._generated_kind, self.wrt, ranks, backend, wide=dict(wide)
-            )
+            try:
+                derived = self._generate(entry, target, wrt, ranks, backend, wide)
+            except SrcgradError as exc:
+                if self._inner is None:
+                    raise
+                raise _in_user_code(exc, self) from None
+            except ValueError as exc:  # (grad of a derivative whose output is not a scalar)
+                if self._inner is None or repr(target.__name__) not in str(exc):
+                    raise
+                raise ValueError(
+                    str(exc).replace(repr(target.__name__), repr(self._inner))
+                ) from None
             entry.derived[key] = derived
         self._last = derived
         return derived
+
+    def _generate(
+        self,
+        entry: _Entry,
+        target: Callable[..., Any],
+        wrt: list[str],
+        ranks: dict[str, Any],
+        backend: Backend,
+        wide: tuple,
+    ) -> pipeline.Derived:
+        """Generate the code ``_derived`` looks for (and keeps in ``entry``)."""
+        if self.has_aux or (self._tangent_output and self.kind != "jvp"):
+            if entry.norm_aux is None:
+                entry.norm_aux = pipeline.front(target)
+                if self._tangent_output:
+                    entry.norm_aux.split_aux(keep=1, drop=True)
+                else:
+                    entry.norm_aux.split_aux()
+            norm = entry.norm_aux
+        else:
+            if entry.norm is None:
+                entry.norm = pipeline.front(target)
+            norm = entry.norm
+        return pipeline.derive(norm, self._generated_kind, wrt, ranks, backend, wide=dict(wide))
 
     @property
     def source(self) -> str:
@@ -326,14 +370,10 @@ class Derivative:
         extra_count = self._extra_count
         if extra_count:
             if len(args) < extra_count:
-                what = (
-                    "one tangent per wrt argument" if self.kind == "jvp" else "the cotangent dout"
-                )
-                raise TypeError(
-                    f"{self.kind} of {self.__name__} takes the arguments of the function, "
-                    f"then {what}"
-                )
+                raise TypeError(self._usage(len(args) + len(kwargs)))
             args, extras = args[: len(args) - extra_count], list(args[len(args) - extra_count :])
+            if _quick_key(extras) is None:  # (anything but numpy arrays and numbers)
+                check_arguments(extras, self._extra_labels(), self.__name__)
         # a call like an earlier one (plain numpy arrays and Python numbers of the same
         # types, shapes and dtypes, every argument positional) reuses its code after
         # checking only that the functions it was made from are unchanged
@@ -348,7 +388,13 @@ class Derivative:
             if call.run is not None:
                 return call.run(args)
             return self._finish(call.derived, args, extras, call.likes)
-        values = self._bind(args, kwargs)
+        try:
+            values = self._bind(args, kwargs)
+        except TypeError:
+            if not extra_count:
+                raise
+            raise TypeError(self._usage(len(args) + extra_count + len(kwargs))) from None
+        check_arguments(values, self._params, self.__name__)
         for w in self.wrt:
             _check_differentiable(w, values[self._params.index(w)], self.__name__)
         backend = backend_of(values, self._params)
@@ -368,6 +414,26 @@ class Derivative:
                 _remember(self._quick_by_code, _code_key(quick), call)
                 likes = call.likes
         return self._finish(derived, values, extras, likes)
+
+    def _extra_labels(self) -> list[str]:
+        """What the arguments after the function's are called in messages."""
+        if self.kind == "jvp":
+            return [f"the tangent for {w!r}" for w in self.wrt]
+        return ["the cotangent dout"]
+
+    def _usage(self, got: int) -> str:
+        """How to call this jvp or vjp, for a call with ``got`` arguments that does not."""
+        name = self.__name__
+        what = (
+            f"one tangent per wrt argument (for {', '.join(map(repr, self.wrt))})"
+            if self.kind == "jvp"
+            else "the cotangent dout, shaped like its output"
+        )
+        return (
+            f"{self.kind} of {name} takes the arguments of {name} ({', '.join(self._params)}), "
+            f"then {what}: {len(self._params) + self._extra_count} in all, counting defaults; "
+            f"got {got}"
+        )
 
     def _finish(
         self,
@@ -398,10 +464,11 @@ class Derivative:
         return self._shape_grads(result, values, likes)  # grad, vjp
 
     def _bind(self, args: tuple, kwargs: dict) -> list[Any]:
-        if self._inner is not None and self._inner.kind == "vjp" and "dout" not in kwargs:
+        inner = self._inner
+        if inner is not None and inner.kind == "vjp" and self._extra_names[0] not in kwargs:
             # a vjp's arguments: the function's (defaults allowed), then the cotangent
             if not args:
-                raise TypeError(f"{self.__name__}: missing the cotangent dout")
+                raise TypeError(f"{self.__name__}: missing the cotangent {self._extra_names[0]}")
             return [*self._inner._bind(args[:-1], kwargs), args[-1]]
         try:
             bound = self._signature.bind(*args, **kwargs)
@@ -454,13 +521,16 @@ class Derivative:
         return tuple(like(g, values[i]) for g, i, like in zip(grads, self._wrt_index, likes))
 
     def _forward_grad(self, derived: pipeline.Derived, values: list[Any]) -> Any:
-        """A gradient by forward mode: one Jacobian-vector product per input element."""
+        """A gradient by forward mode: one Jacobian-vector product per input element, each
+        of which must see the function give the same value (see ``_Passes``)."""
         indices = [self._params.index(w) for w in self.wrt]
         wrt_values = [values[i] for i in indices]
         zeros = [_zero_tangent(v) for v in wrt_values]
         # a call with dask arrays: every derivative stays lazy (a float's and a numpy
         # array's too), stacked at the end; computing each would compute the graph
         lazy = any(is_dask(leaf) for v in values for leaf in pytree.leaves(v))
+        count = sum(math.prod(np.shape(leaf)) for v in wrt_values for leaf in pytree.leaves(v))
+        passes = _Passes(self, f"{self.kind}(..., mode='forward')", values, count, "element")
         value = None
         grads = []
         for k, tree in enumerate(wrt_values):
@@ -480,17 +550,11 @@ class Derivative:
                         tree, [basis if i == j else None for i in range(len(flat))]
                     )
                     value, dout = derived.function(*values, *tangents)
+                    if self._tangent_output:  # a jvp's value and tangent: its tangent's
+                        value, dout = value[1], dout[1]
+                    passes.check(value)
                     if pytree.is_node(dout) or np.ndim(dout) != 0:
-                        what = (
-                            f"a {type(dout).__name__}"
-                            if pytree.is_node(dout)
-                            else f"an array of shape {np.shape(dout)}"
-                        )
-                        raise ValueError(
-                            f"grad requires {self.__name__!r} to return a scalar, but it returned "
-                            f"{what}; use srcgrad.vjp or srcgrad.jacobian (srcgrad.hvp for the "
-                            "Hessian of a function of a pytree)"
-                        )
+                        raise ValueError(_not_scalar(self.__name__, dout, self.has_aux))
                     if lazy:
                         grad.append(dout)
                     else:
@@ -506,12 +570,183 @@ class Derivative:
                     )
                 leaf_grads.append(_like(grad, v))
             grads.append(_unflatten(tree, leaf_grads))
-        if not wrt_values or value is None:
-            value = self.__wrapped__(*values)
+        if not wrt_values or value is None:  # (no elements: no pass ran)
+            value = self.__wrapped__(*_copied(values))
+            if self._tangent_output:
+                value = value[1]
         result = grads[0] if not self._wrt_tuple else tuple(grads)
         if self.has_aux and self.kind == "grad":  # value is (value, aux)
             return result, value[1]
-        return (value, result) if self.kind == "value_and_grad" else result
+        return (_fresh(value, values), result) if self.kind == "value_and_grad" else result
+
+
+def _in_user_code(exc: SrcgradError, derivative: Derivative) -> SrcgradError:
+    """``exc``, raised at a line of code srcgrad generated (differentiating a derivative
+    again: hessian, hvp, grad of grad...), moved to the line of the user's code that the
+    generated line comes from; the generated line stays in the message."""
+    name = exc.filename or ""
+    if not name.startswith("<srcgrad-") or not exc.lineno:
+        return exc
+    generated = linecache.getlines(name)
+    if not 1 <= exc.lineno <= len(generated):
+        return exc
+    line = generated[exc.lineno - 1].strip()
+    inner = derivative
+    while inner._inner is not None:
+        inner = inner._inner
+    entry = _CACHE.get(inner.__wrapped__)
+    norms = [n for n in (entry.norm, entry.norm_aux) if n is not None] if entry else []
+    callees = list(inner._last.callees) if inner._last is not None else []
+    found = _origin(generated[: exc.lineno], norms, [n.parsed for n in norms] + callees)
+    if found is None:  # the user's function itself
+        code = inner.__wrapped__.__code__
+        found = code.co_filename, code.co_firstlineno
+    filename, lineno = found
+    source_line = linecache.getline(filename, lineno) or None
+    message = (
+        f"{exc.message}\n(srcgrad was differentiating again the code it generated for "
+        f"{inner!r}, at {name}:{exc.lineno}: `{line}`, which comes from the line above.)"
+    )
+    return type(exc)(message, filename=filename, lineno=lineno, source_line=source_line)
+
+
+def _origin(
+    generated: list[str], norms: list[Any], parsed: list[ParsedFunction]
+) -> tuple[str, int] | None:
+    """Where the user wrote the statement the last of the ``generated`` lines comes from:
+    the nearest line at or above it (in the same generated function) that is a copy of a
+    statement of the user's function as normalized (forward-mode code puts each tangent
+    after its statement), or a ``# grad of:`` comment (reverse-mode code puts one above
+    each statement's adjoint), found in the source of the user's function or of a
+    function it calls."""
+    statements = {
+        ast.unparse(core): (norm.parsed.locator.filename, user.lineno)
+        for norm in norms
+        for core, user in norm.origin.items()
+        if isinstance(core, (ast.Assign, ast.Expr))
+    }
+    for text in reversed(generated):
+        text = text.strip()
+        if text.startswith("def "):
+            return None
+        if text in statements:
+            return statements[text]
+        if text.startswith("# grad of:"):
+            wanted = text[len("# grad of:") :].strip()
+            for p in parsed:
+                for lineno in range(p.tree.lineno, (p.tree.end_lineno or p.tree.lineno) + 1):
+                    user = (p.locator.text(lineno) or "").strip()
+                    if user and wanted.startswith(user):
+                        return p.locator.filename, lineno
+            return None
+    return None
+
+
+def _not_scalar(name: str, out: Any, has_aux: bool) -> str:
+    """Why ``grad`` of ``name`` cannot use its output ``out``, and what to use instead."""
+    if isinstance(out, (tuple, list)) and not has_aux:
+        return (
+            f"grad requires {name!r} to return a scalar, but it returned a {type(out).__name__} "
+            f"of {len(out)}; to return auxiliary values with it, `return value, aux` and pass "
+            "has_aux=True (grad then returns (gradient, aux)); for a gradient of each "
+            "element, use srcgrad.vjp or srcgrad.jacobian"
+        )
+    what = (
+        f"a {type(out).__name__}" if pytree.is_node(out) else f"an array of shape {np.shape(out)}"
+    )
+    return (
+        f"grad requires {name!r} to return a scalar, but it returned {what}; use srcgrad.vjp "
+        "or srcgrad.jacobian (srcgrad.hvp for the Hessian of a function of a pytree)"
+    )
+
+
+def _mode_over(inner: Derivative, kind: str, mode: str) -> str:
+    """The mode of a ``kind`` derivative of the derivative ``inner``: forward mode over
+    reverse-mode code (grad or vjp), either mode over forward-mode code (jvp); a
+    ``TypeError`` for the others."""
+    made = f"{kind} of {inner!r}"
+    if inner.kind in ("grad", "vjp"):
+        if kind == "vjp":
+            raise TypeError(
+                f"srcgrad runs forward mode over the reverse-mode code of {inner!r}, not reverse "
+                f"mode again, so it has no {made}. Use srcgrad.jvp of it (a column at a time), "
+                "srcgrad.jacobian(..., mode='forward'), or for a gradient srcgrad.hvp / "
+                "srcgrad.hessian of the function itself"
+            )
+        return "forward"
+    if inner.kind == "jvp":
+        return mode
+    raise TypeError(
+        f"srcgrad differentiates derivatives made by grad, vjp and jvp; {inner!r} returns a "
+        f"value and a gradient together, so it has no {made}. Differentiate srcgrad.grad of "
+        "the function instead"
+    )
+
+
+def _not_a_function(func: Any, kind: str) -> str:
+    """Why ``func`` (a callable but not a Python function) cannot be differentiated, and
+    what to write instead."""
+    how = (
+        "Differentiate a function written with def or lambda that makes the call, "
+        "e.g. `{call}`, so that srcgrad can read its source"
+    )
+    if inspect.ismethod(func) and inspect.isfunction(func.__func__):
+        owner = func.__self__ if inspect.isclass(func.__self__) else type(func.__self__)
+        name = f"{owner.__qualname__}.{func.__func__.__name__}"
+        obj = owner.__name__ if inspect.isclass(func.__self__) else "obj"
+        article = "an" if owner.__name__[:1].lower() in "aeiou" else "a"
+        what = f"the bound method {name} of {article} {owner.__name__} object"
+        if inspect.isclass(func.__self__):
+            what, name = f"the class method {name}", f"{name}.__func__"
+        hint = how.format(call=f"{kind}(lambda x: {name}({obj}, x))")
+        return (
+            f"srcgrad differentiates plain Python functions; got {what}. {hint}: srcgrad "
+            f"differentiates {name} as it does any function it calls, with the "
+            "object as its first argument."
+        )
+    if isinstance(func, functools.partial):
+        inner = getattr(func.func, "__qualname__", repr(func.func))
+        fixed = ["..."] * len(func.args) + ["x"] + [f"{k}=..." for k in func.keywords]
+        hint = how.format(call=f"{kind}(lambda x: {inner}({', '.join(fixed)}))")
+        return (
+            f"srcgrad differentiates plain Python functions; got functools.partial of {inner} "
+            f"with arguments fixed. {hint}, passing the fixed arguments in the call."
+        )
+    if inspect.isbuiltin(func) or inspect.ismethod(func) or isinstance(func, np.ufunc):
+        return (
+            f"srcgrad differentiates Python functions written in Python; got {func!r}, a "
+            f"{type(func).__name__} with no Python source. Call it from a function written "
+            "with def or lambda (srcgrad knows the derivatives of numpy's functions), or "
+            "give it a rule with srcgrad.primitive."
+        )
+    call = inspect.getattr_static(type(func), "__call__", None)
+    if not inspect.isroutine(func) and inspect.isfunction(call):
+        hint = how.format(call=f"{kind}(lambda x: {call.__qualname__}(obj, x))")
+        return (
+            f"srcgrad differentiates plain Python functions; got an instance of "
+            f"{type(func).__name__}, a callable object. {hint}: srcgrad differentiates "
+            f"{type(func).__name__}.__call__ as it does any function it calls."
+        )
+    return (
+        f"srcgrad differentiates Python functions written in Python; got {func!r} (a "
+        f"{type(func).__name__}), which has no Python source to transform: wrap the call in "
+        "a function written with def or lambda, or give it a rule with srcgrad.primitive."
+    )
+
+
+def _unused_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``name_1``, ``name_2``... the first not in ``taken``."""
+    fresh, n = name, 0
+    while fresh in taken:
+        n += 1
+        fresh = f"{name}_{n}"
+    return fresh
+
+
+def _parameter_names(func: Callable[..., Any]) -> list[str]:
+    """The names of ``func``'s positional parameters, in order."""
+    code = func.__code__
+    return list(code.co_varnames[: code.co_argcount])
 
 
 def _normalize_wrt(wrt: Wrt, params: list[str], func: Callable[..., Any]) -> tuple[list[str], bool]:
@@ -758,13 +993,228 @@ def _output_dtype(t: Any, value: Any) -> Any:
 
 
 def _fresh(result: Any, inputs: Sequence[Any]) -> Any:
-    """``result`` with any array that is one of the caller's own inputs copied."""
-    if isinstance(result, tuple):
-        return tuple(_fresh(r, inputs) for r in result)
+    """``result`` with every array copied that is, or is a view of, one of the caller's
+    ``inputs`` or an array an earlier part of ``result`` holds: the caller gets arrays
+    of its own, which share memory with nothing it passed and with each other."""
+    if type(result) is tuple:  # (value_and_grad, a tuple wrt: all new arrays, or numbers)
+        arrays = 0
+        for r in result:
+            if not _new(r, inputs):
+                break
+            arrays += type(r) is _NDARRAY
+        else:
+            if arrays < 2 or len({id(r) for r in result if type(r) is _NDARRAY}) == arrays:
+                return result
+    elif _new(result, inputs):  # (the common case)
+        return result
+    owners = []  # the arrays whose memory the caller's inputs show
+    for v in inputs:
+        if type(v) is _NDARRAY:
+            owners.append(v if v.base is None else _owner(v))
+        elif pytree.is_node(v):
+            owners += [_owner(x) for x in pytree.leaves(v) if hasattr(x, "base")]
+        elif hasattr(v, "base") and not isinstance(v, np.generic):
+            owners.append(_owner(v))
+    if type(result) is tuple:
+        return tuple([_fresh_part(r, owners) for r in result])
+    return _fresh_part(result, owners)
+
+
+def _fresh_part(r: Any, owners: list[Any]) -> Any:
+    """``r`` (a part of a result) with every array copied whose memory one of ``owners``
+    owns; the owner of each array it gives out joins them."""
+    if type(r) is _NDARRAY:
+        owner = r if r.base is None else _owner(r)
+    elif pytree.is_node(r):
+        return pytree.rebuild(r, [_fresh_part(child, owners) for _, child in pytree.children(r)])
+    elif not hasattr(r, "base") or isinstance(r, np.generic):
+        return r  # a number, or an array that cannot be written (dask)
+    else:
+        owner = _owner(r)
+    for o in owners:
+        if o is owner:
+            r = owner = r.copy()
+            break
+    owners.append(owner)
+    return r
+
+
+def _new(r: Any, inputs: Sequence[Any]) -> bool:
+    """Whether ``r`` is a number, or a numpy array that owns its memory and is none of the
+    ``inputs`` (quick to tell: what most generated code returns)."""
+    t = type(r)
+    if t is float or t is int or t is bool:
+        return True
+    if t is not _NDARRAY:
+        return isinstance(r, np.generic)
+    if r.base is not None:
+        return False
     for x in inputs:
-        if result is x:
-            return result.copy() if hasattr(result, "copy") else result
-    return result
+        if r is x:
+            return False
+    return True
+
+
+def _owner(x: Any) -> Any:
+    """The array that owns the memory ``x`` (an array, perhaps a view) shows."""
+    while getattr(x, "base", None) is not None and hasattr(x.base, "base"):
+        x = x.base
+    return x
+
+
+def _copied(values: Sequence[Any]) -> list[Any]:
+    """The call's values with every array copied (and every list, tuple and dict holding
+    one rebuilt), for running the user's function where it must not touch the caller's."""
+    return [pytree.map_leaves(_copy_array, v) for v in values]
+
+
+def _copy_array(x: Any) -> Any:
+    return x.copy() if isinstance(x, np.ndarray) or is_cupy(x) else x
+
+
+#: the objects that hand out random numbers: a function that draws from one gives other
+#: values each time it runs
+_RANDOM_SOURCES = (
+    np.random.Generator,
+    np.random.RandomState,
+    np.random.BitGenerator,
+    random.Random,
+)
+
+
+class _Passes:
+    """The passes of a derivative that runs the user's function more than once
+    (``grad(..., mode="forward")``, ``jacobian``, ``hessian``): every pass must compute
+    what the first did, or the derivative mixes the derivatives of different functions.
+
+    A function given (or reaching) a random number generator is refused before the
+    second pass; a value that differs from the first pass's is an error after it.
+    """
+
+    def __init__(
+        self, owner: Derivative, what: str, values: Sequence[Any], count: int, per: str
+    ) -> None:
+        self.owner = owner
+        self.what = what  # grad(..., mode='forward'), jacobian(...)
+        self.values = values
+        self.count = count  # how many passes the derivative runs
+        self.per = per  # what each pass is for: "element", "output element"
+        self.first: Any = None
+        self.seen = 0
+
+    def check(self, value: Any = None) -> None:
+        """Note one pass and the function's ``value`` in it (None where unknown)."""
+        self.seen += 1
+        if self.count <= 1:
+            return
+        if self.seen == 1:
+            source = _random_source(self.owner, self.values)
+            if source is not None:
+                raise TypeError(
+                    f"{self.what} of {_user_name(self.owner)} runs it once per {self.per} "
+                    f"({self.count} passes here), and {source}: each pass would see "
+                    "different random numbers and the derivative would mix them. Use a "
+                    "derivative that runs the function once (srcgrad.grad in reverse mode, "
+                    "srcgrad.vjp, srcgrad.jvp, srcgrad.hvp), or draw the numbers outside the "
+                    "function and pass them in as an array."
+                )
+            self.first = value
+        elif value is not None and not _same_value(self.first, value):
+            raise ValueError(
+                f"{self.what} of {_user_name(self.owner)} runs it once per {self.per} "
+                f"({self.count} passes here), and it computed a different value in pass "
+                f"{self.seen} than in pass 1 ({_brief(value)} against {_brief(self.first)}): "
+                "the function must give the same value each time it runs on the same "
+                "arguments (does it draw random numbers, or read state that changes?). Use a "
+                "derivative that runs it once (srcgrad.grad in reverse mode, srcgrad.vjp, "
+                "srcgrad.jvp, srcgrad.hvp), or pass such numbers in as arguments."
+            )
+
+
+def _user_name(derivative: Derivative) -> str:
+    """The name of the user's function under ``derivative`` (and its inner ones)."""
+    while derivative._inner is not None:
+        derivative = derivative._inner
+    return repr(derivative.__wrapped__.__qualname__)
+
+
+def _random_source(derivative: Derivative, values: Sequence[Any]) -> str | None:
+    """How the user's function under ``derivative`` draws random numbers, where srcgrad
+    can see it: an argument it reads that is a random number generator, or a global or
+    closure name in it or in a function it calls that refers to one or to one of its
+    methods (``np.random.normal``, ``rng.normal``); None where it sees none."""
+    inner = derivative
+    while inner._inner is not None:
+        inner = inner._inner
+    entry = _CACHE.get(inner.__wrapped__)
+    parsed = [n.parsed for n in (entry.norm, entry.norm_aux) if n is not None] if entry else []
+    read = {n.id for p in parsed[:1] for n in ast.walk(p.tree) if isinstance(n, ast.Name)}
+    for param, value in zip(derivative._params, values):
+        for path, leaf in pytree.paths(value, param):
+            if isinstance(leaf, _RANDOM_SOURCES) and (param in read or not parsed):
+                return f"its argument {path!r} is a {type(leaf).__name__}"
+    parsed += list(inner._last.callees) if inner._last is not None else []
+    for p in parsed:
+        for node in ast.walk(p.tree):
+            if isinstance(node, (ast.Name, ast.Attribute)):
+                obj = _static_object(node, p.env)
+                if isinstance(obj, _RANDOM_SOURCES) or isinstance(
+                    getattr(obj, "__self__", None), _RANDOM_SOURCES
+                ):
+                    where = f"{p.locator.filename}:{getattr(node, 'lineno', '?')}"
+                    shared = type(getattr(obj, "__self__", obj)).__name__
+                    return f"it reads {ast.unparse(node)} ({where}), which draws from a {shared}"
+    return None
+
+
+def _static_object(node: ast.expr, env: dict[str, Any]) -> Any:
+    """The object a dotted name rooted at a global or closure name refers to, following
+    attributes of modules only (reading another object's could run its code); None where
+    it is not such a name."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in env:
+        return None
+    obj = env[node.id]
+    for attr in reversed(attrs):
+        if not isinstance(obj, types.ModuleType):
+            return None
+        obj = getattr(obj, attr, None)
+    return obj
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Whether two passes' values agree (to rounding: a sum may add in another order)."""
+    if pytree.is_node(a) or pytree.is_node(b):
+        leaves_a, leaves_b = pytree.leaves(a), pytree.leaves(b)
+        return len(leaves_a) == len(leaves_b) and all(map(_same_value, leaves_a, leaves_b))
+    if is_dask(a) or is_dask(b) or a is None or b is None:
+        return True  # (lazy: comparing would compute the graph)
+    xp = np if not is_cupy(a) else _module_of(a)
+    try:
+        if np.shape(a) != np.shape(b):
+            return False
+        dtype = np.result_type(getattr(a, "dtype", type(a)), getattr(b, "dtype", type(b)))
+        if dtype.kind not in "fc":  # numbers exactly; other objects: no claim
+            return dtype.kind not in "biu" or bool(xp.all(xp.asarray(a) == xp.asarray(b)))
+        tol = float(np.finfo(dtype).eps) ** 0.5
+        a, b = xp.asarray(a), xp.asarray(b)
+        scale = float(xp.max(xp.abs(xp.nan_to_num(a)))) if a.size else 0.0
+        return bool(xp.allclose(a, b, rtol=tol, atol=tol * scale, equal_nan=True))
+    except (TypeError, ValueError):  # (an auxiliary value numpy cannot compare: no claim)
+        return True
+
+
+def _brief(value: Any) -> str:
+    """A short text for a pass's value in an error message."""
+    if isinstance(value, (float, int, np.generic)) or np.ndim(value) == 0:
+        try:
+            return f"{float(value):.6g}"
+        except (TypeError, ValueError):
+            return repr(value)[:40]
+    return f"an array of shape {np.shape(value)}"
 
 
 def _lazy(x: Any) -> Any:
@@ -773,13 +1223,16 @@ def _lazy(x: Any) -> Any:
 
 
 def _module_of(x: Any) -> Any:
+    """The array module of ``x``, one of the arrays ``check_arguments`` lets through."""
     if isinstance(x, np.ndarray):
         return np
     if is_dask(x):
         return dask_numpy()
-    import cupy
+    if is_cupy(x):
+        import cupy
 
-    return cupy
+        return cupy
+    raise TypeError(f"srcgrad computes with numpy, cupy and dask arrays, not {type(x)!r}")
 
 
 def grad(
@@ -846,11 +1299,25 @@ class Jacobian:
     the mode whose count is smaller. ``.source`` is the generated code used.
     """
 
+    #: (what analysis looks for to say that a differentiated function calls one)
+    __srcgrad_derivative__ = True
+
     def __init__(self, func: Callable[..., Any], wrt: Wrt, mode: str = "reverse") -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+        if isinstance(func, Derivative):
+            if func.kind in ("grad", "vjp") and mode == "reverse":
+                raise TypeError(
+                    f"jacobian of {func!r} in reverse mode would run reverse mode over its "
+                    "reverse-mode code, which srcgrad does not do; pass mode='forward' "
+                    "(srcgrad.hessian(f) is jacobian(grad(f), mode='forward'))"
+                )
+        elif not inspect.isfunction(func):
+            raise TypeError(_not_a_function(func, "jacobian"))
         self.mode = mode
         self._inner = Derivative(func, "vjp" if mode == "reverse" else "jvp", wrt)
+        #: the Jacobian of a jvp is that of its tangent output (as its gradient is)
+        self._tangent_output = self._inner._tangent_output
         functools.update_wrapper(self, func, updated=())
         self.__wrapped__ = func
         self.wrt = self._inner.wrt
@@ -871,6 +1338,7 @@ class Jacobian:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         inner = self._inner
         values = inner._bind(args, kwargs)
+        check_arguments(values, inner._params, inner.__name__)
         for w in inner.wrt:
             if pytree.is_node(values[inner._params.index(w)]):
                 raise TypeError(
@@ -878,37 +1346,60 @@ class Jacobian:
                     f"{type(values[inner._params.index(w)]).__name__}. Use srcgrad.vjp, jvp or "
                     "hvp, which take pytrees, or pass its leaves as separate arguments"
                 )
-        out = self.__wrapped__(*values)
-        rows = self._rows(values, out) if self.mode == "reverse" else self._columns(values, out)
+        rows = self._rows(values) if self.mode == "reverse" else self._columns(values)
         return tuple(rows) if inner._wrt_tuple else rows[0]
 
-    def _rows(self, values: list[Any], out: Any) -> list[Any]:
+    def _output(self, values: list[Any], out: Any = None) -> Any:
+        """The function's output for the call's ``values`` (``out`` where a pass gave it):
+        run on copies of them, so that a function writing into its arguments cannot
+        change the caller's; a clear error for a tuple."""
+        if out is None:
+            out = self.__wrapped__(*_copied(values))
+            if self._tangent_output:
+                out = out[1]
+        if isinstance(out, (tuple, list, dict)):
+            raise TypeError(
+                f"jacobian takes a function returning one array; "
+                f"{self.__wrapped__.__qualname__!r} returns a {type(out).__name__}. Take the "
+                "Jacobian of a function returning one of its elements, or use srcgrad.vjp or "
+                "srcgrad.jvp, which take and give tuples"
+            )
+        return out
+
+    def _rows(self, values: list[Any]) -> list[Any]:
         """Reverse mode: row ``i`` of each Jacobian is the vjp of the basis cotangent ``e_i``."""
         inner = self._inner
+        out = self._output(values)
         xp = _module_of(out) if hasattr(out, "shape") and not isinstance(out, np.generic) else np
         wrt_values = [values[inner._params.index(w)] for w in inner.wrt]
         jacobians = [
             xp.zeros(np.shape(out) + np.shape(v), dtype=_float_dtype(out, v)) for v in wrt_values
         ]
+        count = math.prod(np.shape(out))
+        passes = _Passes(inner, "jacobian(..., mode='reverse')", values, count, "output element")
         for index in np.ndindex(np.shape(out)):
             dout = xp.zeros_like(out, dtype=jacobians[0].dtype) if np.ndim(out) else 1.0
             if np.ndim(out):
                 dout[index] = 1
+            passes.check()
             grads = inner(*values, dout)
             grads = grads if inner._wrt_tuple else (grads,)
             for jac, g in zip(jacobians, grads):
                 jac[index] = g
         return [_like_jacobian(j, out, v) for j, v in zip(jacobians, wrt_values)]
 
-    def _columns(self, values: list[Any], out: Any) -> list[Any]:
+    def _columns(self, values: list[Any]) -> list[Any]:
         """Forward mode: column ``j`` is the jvp of the basis tangent ``e_j``."""
         inner = self._inner
         wrt_values = [values[inner._params.index(w)] for w in inner.wrt]
         zeros = [_zero_tangent(v) for v in wrt_values]
+        count = sum(math.prod(np.shape(v)) for v in wrt_values)
+        passes = _Passes(inner, "jacobian(..., mode='forward')", values, count, "input element")
+        out = None
         result = []
         for k, v in enumerate(wrt_values):
             xp = _module_of(v) if isinstance(v, np.ndarray) or hasattr(v, "device") else np
-            jac = xp.zeros(np.shape(out) + np.shape(v), dtype=_float_dtype(out, v))
+            jac = None
             for index in np.ndindex(np.shape(v)):
                 tangents = list(zeros)
                 if np.ndim(v):
@@ -917,8 +1408,17 @@ class Jacobian:
                     tangents[k] = basis
                 else:
                     tangents[k] = type(v)(1.0) if isinstance(v, (float, np.generic)) else 1.0
-                _, column = inner(*values, *tangents)
+                value, column = inner(*values, *tangents)
+                if self._tangent_output:
+                    value, column = value[1], column[1]
+                passes.check(value)
+                if jac is None:
+                    out = self._output(values, value)
+                    jac = xp.zeros(np.shape(out) + np.shape(v), dtype=_float_dtype(out, v))
                 jac[(Ellipsis, *index)] = column
+            if jac is None:  # no elements: no pass gave the output's shape
+                out = self._output(values, out)
+                jac = xp.zeros(np.shape(out) + np.shape(v), dtype=_float_dtype(out, v))
             result.append(_like_jacobian(jac, out, v))
         return result
 
@@ -959,6 +1459,9 @@ def hessian(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
 class HessianVectorProduct:
     """``hvp(f)(*args, v)``: the Hessian of ``f`` times ``v``, without forming the Hessian:
     forward mode over the reverse-mode gradient, at about the cost of two gradients."""
+
+    #: (what analysis looks for to say that a differentiated function calls one)
+    __srcgrad_derivative__ = True
 
     def __init__(self, func: Callable[..., Any], wrt: Wrt) -> None:
         self._jvp = Derivative(Derivative(func, "grad", wrt), "jvp", wrt)

@@ -341,6 +341,26 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; its exit status. A reader that stops reading early
+    (``python -m srcgrad rules | head``) ends it quietly, as it does other tools."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # (a closed pipe shows here, where it can be caught)
+    except BrokenPipeError:
+        # Python flushes stdout again at exit, which would fail the same way and print a
+        # traceback: point the descriptor at /dev/null first
+        try:
+            fileno = sys.stdout.fileno()
+        except (AttributeError, OSError, ValueError):  # (not a real file: a test's buffer)
+            return 1
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fileno)
+        os.close(devnull)
+        return 1
+    return status
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m srcgrad", description="srcgrad: derivatives of numpy code, as source."
     )

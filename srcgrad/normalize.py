@@ -32,7 +32,8 @@ augmented assignment is spelled out; tuple targets are unpacked one by one;
 ``break``, ``continue`` and early ``return`` become flags (see
 :mod:`srcgrad.exits`); ``and``/``or``, conditional expressions and chained
 comparisons become ``if``; every ``for`` runs over a range (``for row in X``
-is ``for i in range(len(X)): row = X[i]``). A variable assigned twice outside
+is ``for i in range(len(X)): row = X[i]``; over a dict, over its keys: see
+``_Normalizer.items``). A variable assigned twice outside
 any ``if`` or loop gets a new version (``x``, ``x_1``); one assigned inside
 keeps its name, and the reverse transform records what its reassignment
 destroys::
@@ -53,6 +54,8 @@ import ast
 import builtins
 import contextlib
 import copy
+import dataclasses
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -111,6 +114,22 @@ class Normalized:
     parsed: ParsedFunction
     temps: set[str]  # names of the temporaries normalize made
     aux: str | None = None  # has_aux: the name holding the auxiliary output
+    #: the names loops iterate by position (``for k in X``: ``X``), with where the user's
+    #: code names what they iterate (the key ``dicts`` takes; see ``with_dict_keys``)
+    iterated: dict[str, tuple[int, int, int, int]] = dataclasses.field(default_factory=dict)
+    #: the loops lowered over a dict's keys: where they name the dict, and its keys
+    dicts: dict[tuple[int, int, int, int], tuple] = dataclasses.field(default_factory=dict)
+    #: the ``split_aux`` calls made on this, in order (lowering again repeats them)
+    splits: list[tuple[int, bool]] = dataclasses.field(default_factory=list)
+
+    def with_dict_keys(self, dicts: dict[tuple[int, int, int, int], tuple]) -> Normalized:
+        """The function lowered again, with the loops over the iterables at the places
+        ``dicts`` names running over those dicts' keys (the analysis finds which values
+        are dicts; see ``pipeline``)."""
+        norm = _Normalizer(self.parsed, dicts).run()
+        for keep, drop in self.splits:
+            norm.split_aux(keep, drop)
+        return norm
 
     def split_aux(self, keep: int = 0, drop: bool = False) -> None:
         """For ``has_aux``: every ``out = (value, aux)`` defining the returned name becomes
@@ -165,6 +184,7 @@ class Normalized:
                 "has_aux=True needs the function to return a pair `return value, aux`.",
             )
         self.aux = None if drop else aux
+        self.splits.append((keep, drop))
 
     def origin_text(self, stmt: ast.stmt) -> str:
         """The user's source text of the statement ``stmt`` came from."""
@@ -192,7 +212,9 @@ def is_static(node: ast.expr, env: dict[str, Any], local: set[str]) -> bool:
 
 
 class _Normalizer:
-    def __init__(self, parsed: ParsedFunction) -> None:
+    def __init__(
+        self, parsed: ParsedFunction, dicts: dict[tuple[int, int, int, int], tuple] | None = None
+    ) -> None:
         self.parsed = parsed
         self.env = parsed.env
         self.locator = parsed.locator
@@ -203,6 +225,8 @@ class _Normalizer:
         self.origin: dict[ast.stmt, ast.stmt] = {}
         self.user_stmt: ast.stmt | None = None
         self.temps: set[str] = set()
+        self.dicts = dicts or {}  # where a loop names a dict -> its keys
+        self.iterated: dict[str, tuple[int, int, int, int]] = {}
         self.mutable: set[str] = set()  # names assigned inside if/for/while: never versioned
 
     @contextlib.contextmanager
@@ -315,7 +339,13 @@ class _Normalizer:
         )
         ast.copy_location(new, tree)
         return Normalized(
-            tree=new, origin=self.origin, namer=self.namer, parsed=self.parsed, temps=self.temps
+            tree=new,
+            origin=self.origin,
+            namer=self.namer,
+            parsed=self.parsed,
+            temps=self.temps,
+            iterated=self.iterated,
+            dicts=self.dicts,
         )
 
     def returned(self, value: ast.expr | None) -> ast.expr:
@@ -490,10 +520,10 @@ class _Normalizer:
             if self.builtin_called(inner if isinstance(inner, ast.Call) else None) == "range":
                 r = self.range_atom([self.atom(a) for a in inner.args])
                 return self.as_name(ast.Subscript(value=r, slice=_step(-1), ctx=ast.Load())), None
-            seq = self.atom(inner)
+            seq, item = self.items(inner)
             r = self.range_atom([self.len_of(seq)])
             flipped = self.as_name(ast.Subscript(value=r, slice=_step(-1), ctx=ast.Load()))
-            return flipped, lambda i: ast.Subscript(value=seq, slice=i, ctx=ast.Load())
+            return flipped, item
         if func == "enumerate" and len(call.args) == 1:
             # positions 0, 1, ... count the items; the underlying index is r[p]
             r, items = self.sequence(call.args[0])
@@ -506,19 +536,68 @@ class _Normalizer:
 
             return positions, item
         if func == "zip" and call.args:
-            seqs = [self.atom(a) for a in call.args]
-            lengths = [self.len_of(seq) for seq in seqs]
+            parts = [self.items(a) for a in call.args]
+            lengths = [self.len_of(seq) for seq, _ in parts]
             n = lengths[0]
             if len(lengths) > 1:
                 n = self.as_name(_call("min", lengths))
             return self.range_atom([n]), lambda i: ast.Tuple(
-                elts=[ast.Subscript(value=q, slice=i, ctx=ast.Load()) for q in seqs],
-                ctx=ast.Load(),
+                elts=[self.as_atom(self.rhs_value(item(i))) for _, item in parts], ctx=ast.Load()
             )
-        seq = self.atom(node)
-        return self.range_atom([self.len_of(seq)]), lambda i: ast.Subscript(
-            value=seq, slice=i, ctx=ast.Load()
-        )
+        seq, item = self.items(node)
+        return self.range_atom([self.len_of(seq)]), item
+
+    def items(self, node: ast.expr) -> tuple[ast.expr, Any]:
+        """What ``for item in node`` reads: an atom with as many items, and the item at a
+        position (an expression over atoms, emitted where the loop's body begins).
+
+        A list, tuple or array is read by position: ``for row in X`` is ``row = X[i]``.
+        A dict gives its keys, and ``d.keys()``, ``d.values()`` and ``d.items()`` what
+        they name: over the keys the analysis found it to have (``self.dicts``, a tuple
+        of constants: its structure is part of what the code is made for), or for a
+        global dict, over ``list(d)`` when the code runs. Until the analysis has seen
+        a value, it is read by position, and where the loop names it is noted in
+        ``self.iterated`` for the analysis to look it up.
+        """
+        method = None
+        target = node
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("keys", "values", "items")
+            and not node.args
+            and not node.keywords
+            and (
+                not self.is_static(node.func.value)
+                or isinstance(_static_value(node.func.value, self.env), dict)
+            )
+        ):
+            method, target = node.func.attr, node.func.value
+        keys = self.dicts.get(_where(target))
+        if keys is not None:  # a dict whose keys the analysis found: a tuple of them
+            seq: ast.expr = self.as_name(
+                ast.Tuple(elts=[ast.Constant(k) for k in keys], ctx=ast.Load())
+            )
+            whole = self.atom(target) if method in ("values", "items") else seq
+        elif self.is_static(target) and isinstance(_static_value(target, self.env), dict):
+            self.env.setdefault("list", builtins.list)  # a global's keys as the code runs
+            seq = self.as_name(_call("list", [_copy(target)]))
+            whole = _copy(target)
+        else:  # by position, unless the analysis finds a dict here (see pipeline)
+            seq = whole = self.atom(target)
+            if isinstance(seq, ast.Name):
+                self.iterated[seq.id] = _where(target)
+        if method in (None, "keys"):
+            return seq, lambda i: ast.Subscript(value=seq, slice=i, ctx=ast.Load())
+
+        def item(i: ast.expr) -> ast.expr:
+            key = self.as_atom(ast.Subscript(value=seq, slice=i, ctx=ast.Load()))
+            value = ast.Subscript(value=whole, slice=key, ctx=ast.Load())
+            if method == "values":
+                return value
+            return ast.Tuple(elts=[key, self.as_atom(value)], ctx=ast.Load())
+
+        return seq, item
 
     def builtin_called(self, call: ast.Call | None) -> str | None:
         if call is None or not isinstance(call.func, ast.Name):
@@ -755,6 +834,53 @@ class _Normalizer:
         if isinstance(node, ast.Tuple):
             return ast.Tuple(elts=[self.index(e) for e in node.elts], ctx=ast.Load())
         return self.atom(node)
+
+
+def _where(node: ast.expr) -> tuple[int, int, int, int]:
+    """Where ``node`` is in the user's source: what names a loop's iterable across
+    lowerings."""
+    return (node.lineno, node.col_offset, node.end_lineno or 0, node.end_col_offset or 0)
+
+
+def _static_value(node: ast.expr, env: dict[str, Any]) -> Any:
+    """The value of a dotted name rooted at a global (attributes of modules only)."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    value = env.get(node.id) if isinstance(node, ast.Name) else None
+    for attr in reversed(attrs):
+        value = getattr(value, attr, None) if isinstance(value, types.ModuleType) else None
+    return value
+
+
+#: the container types (by name, as ``pytree.structure`` notes them) that are dicts
+_DICTS = ("dict", "OrderedDict", "defaultdict")
+
+
+def dict_keys(structure: Any) -> tuple | None:
+    """The keys of a dict argument or part of one, from its structure (the rank the
+    analysis knows it by: ``("dict", ((key, part), ...))``), where every key can be
+    written as a constant; None for anything else."""
+    if not (
+        isinstance(structure, tuple)
+        and len(structure) == 2
+        and structure[0] in _DICTS
+        and isinstance(structure[1], tuple)
+    ):
+        return None
+    keys = []
+    for pair in structure[1]:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and _constant(pair[0])):
+            return None
+        keys.append(pair[0])
+    return tuple(keys)
+
+
+def _constant(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(map(_constant, value))
+    return value is None or type(value) in (str, bytes, int, float, bool)
 
 
 def _call(name: str, args: list[ast.expr]) -> ast.Call:

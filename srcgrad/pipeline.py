@@ -26,7 +26,7 @@ from .builder import HELPERS, Builder, function_def, is_marker
 from .errors import UnsupportedSyntaxError
 from .forward import forward
 from .naming import Namer
-from .normalize import Normalized, normalize
+from .normalize import Normalized, dict_keys, normalize
 from .optimize import optimize
 from .parse import ParsedFunction, env_is_current, parse
 from .reverse import reverse
@@ -80,6 +80,20 @@ def front(func: Callable[..., Any], trace: dict[str, str] | None = None) -> Norm
     return norm
 
 
+#: how many argument structures one function's derivative is specialized to in one program
+#: before further calls get code for arguments of unknown structure (see Program.request)
+SPECIALIZATIONS = 8
+
+
+def _possible(rank: Any) -> Any:
+    """``rank`` (a rank, None, or a structure of them), with impossible ranks unknown."""
+    if isinstance(rank, int) and not isinstance(rank, bool):
+        return rank if rank >= 0 else None
+    if isinstance(rank, tuple):
+        return tuple(_possible(r) for r in rank)
+    return rank
+
+
 class Program:
     """Every function one derivative needs: its entry point, and the derivative of
     each user function it calls (a jvp in forward mode; an augmented primal
@@ -96,11 +110,29 @@ class Program:
         self.names: dict[tuple, tuple[str, ...]] = {}
         self.queue: list[tuple] = []
         self.fronts: dict[Any, Normalized] = {}
+        #: the argument ranks each (function, kind, wrt) has been specialized to
+        self.specialized: dict[tuple, list[tuple]] = {}
 
     def request(self, func: Any, kind: str, wrt: tuple[str, ...], ranks: tuple) -> tuple[str, ...]:
-        """The names of ``func``'s derivative of ``kind`` (``"jvp"`` or ``"split"``)."""
+        """The names of ``func``'s derivative of ``kind`` (``"jvp"`` or ``"split"``) for
+        arguments of these ``ranks`` (structures, for lists, tuples and dicts).
+
+        A recursion may call a function with ever new argument structures (a walk down
+        an expression tree of nested tuples, a list grown by one per call): after
+        ``SPECIALIZATIONS`` of one function, each new request gets code for arguments
+        whose ranks are unknown where the earlier ones differ, and as that only ever
+        forgets, the requests end. A rank below zero (an index into a number, on a path
+        that cannot run) is unknown too.
+        """
+        ranks = tuple(_possible(r) for r in ranks)
+        family = self.specialized.setdefault((func, kind, wrt), [])
+        if (func, kind, wrt, ranks) not in self.names and len(family) >= SPECIALIZATIONS:
+            ranks = tuple(
+                r if all(seen[i] == r for seen in family) else None for i, r in enumerate(ranks)
+            )
         key = (func, kind, wrt, ranks)
         if key not in self.names:
+            family.append(ranks)
             base = func.__name__
             if kind == "jvp":
                 self.names[key] = (self.namer.fresh(f"jvp_{base}"),)
@@ -132,7 +164,9 @@ class Program:
             names = self.names[(func, kind, wrt, ranks)]
             ranks_by_name = dict(zip([a.arg for a in norm.tree.args.args], ranks))
             _count("analyze")
-            facts = analyze(norm, list(wrt), ranks_by_name, mode="jvp" if kind == "jvp" else "vjp")
+            norm, facts = analyzed(
+                norm, list(wrt), ranks_by_name, "jvp" if kind == "jvp" else "vjp"
+            )
             builder = self.builder(norm, facts)
             _count("transform")
             if kind == "jvp":
@@ -153,6 +187,37 @@ class Program:
         builder = Builder(namer, self.xp, facts, self.math, helpers=self.helpers)
         builder.program = self
         return builder
+
+
+def analyzed(
+    norm: Normalized,
+    wrt: list[str],
+    ranks: dict[str, Any],
+    mode: str,
+    wide: dict[str, tuple[bool, ...]] | None = None,
+) -> tuple[Normalized, Facts]:
+    """Analyze ``norm``, lowered again where a loop iterates a dict: normalize reads
+    what a loop iterates by position until the structures of the arguments (``ranks``:
+    a dict parameter's) or the analysis (a dict read out of a list of them) show it is a
+    dict, whose loops then run over its keys (``Normalized.with_dict_keys``)."""
+    found: dict[tuple[int, int, int, int], tuple] = dict(norm.dicts)
+    for name, where in norm.iterated.items():
+        keys = dict_keys(ranks.get(name))
+        if keys is not None:
+            found[where] = keys
+    while True:
+        if found != norm.dicts:
+            _count("normalize")
+            norm = norm.with_dict_keys(dict(found))
+        facts = analyze(norm, wrt, ranks, mode=mode, wide=wide or {})
+        more = {
+            where: keys
+            for name, where in norm.iterated.items()
+            if (keys := dict_keys(facts.trees.get(name))) is not None and where not in found
+        }
+        if not more:
+            return norm, facts
+        found.update(more)
 
 
 def _optimize(
@@ -254,9 +319,16 @@ def derive(
     assert kind in KINDS, kind
     ranks = ranks or {}
     _count("analyze")
-    facts = analyze(norm, wrt, ranks, mode="jvp" if kind == "jvp" else "vjp", wide=wide or {})
+    norm, facts = analyzed(norm, wrt, ranks, "jvp" if kind == "jvp" else "vjp", wide or {})
     if trace is not None:
         trace["analyze"] = _describe(facts)
+    if kind != "vjp" and kind != "jvp" and _returns_tuple(facts):
+        raise ValueError(
+            f"grad requires {norm.tree.name!r} to return a scalar, but it returns a tuple; to "
+            "return auxiliary values with it, `return value, aux` and pass has_aux=True (grad "
+            "then returns (gradient, aux)); for a gradient of each element, use srcgrad.vjp or "
+            "srcgrad.jacobian"
+        )
     if kind != "vjp" and kind != "jvp" and facts.shape(facts.returned).rank not in (0, None):
         raise ValueError(
             f"grad requires {norm.tree.name!r} to return a scalar, but it returns an array of "
@@ -343,6 +415,18 @@ def stages(
     norm = front(func, trace)
     derive(norm, kind, wrt or [norm.tree.args.args[0].arg], trace=trace, **options)
     return trace
+
+
+def _returns_tuple(facts: Facts) -> bool:
+    """Whether the function returns a tuple or list display (``return a, b``)."""
+    returned = facts.returned
+    if not isinstance(returned, ast.Name):
+        return False
+    defs = facts.definitions.get(returned.id, [])
+    return bool(defs) and all(
+        isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.Tuple, ast.List))
+        for stmt, _ in defs
+    )
 
 
 def _assigned(func: ast.FunctionDef) -> set[str]:

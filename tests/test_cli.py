@@ -48,3 +48,19 @@ def test_docs_rules_md_is_current():
     assert actual == expected, (
         "docs/rules.md is out of date: run `python -m srcgrad rules --markdown > docs/rules.md`"
     )
+
+
+@pytest.mark.parametrize("command", [["rules"], ["rules", "--markdown"]])
+def test_a_reader_that_stops_early_ends_it_quietly(command):
+    # `python -m srcgrad rules | head`: the pipe closes before srcgrad has written it all
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "srcgrad", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    proc.stdout.close()  # (closed before anything is written: every write fails)
+    stderr = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 1
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
