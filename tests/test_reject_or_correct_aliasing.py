@@ -1,0 +1,261 @@
+"""Reject or be correct: aliases, views, in-place writes and repeated indices (issue 16,
+families 1, 2 and 3, and the parts of 14, 16 and 17 they touch).
+
+One row per variant. A row either expects the right derivative, checked against an oracle
+that did not come from srcgrad (central finite differences of the user's function, run by
+numpy alone, or a number derived by hand), in both modes; or a clear error: its class, a
+fragment of its message, and the user's line it names.
+
+1. Generated code must never let an adjoint share memory with an array that the backward
+   sweep later writes into in place (``x_bar = y`` folded from ``1.0 * y``, then
+   ``y[0] = y_old``).
+2. Aliases and views under in-place operations follow numpy's semantics or are refused.
+3. Writes through repeated indices: the last write wins (and ``+=`` adds once).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+import srcgrad
+from srcgrad.optimize import shares, written_in_place
+
+X3 = np.array([1.0, 1.5, 2.0])
+A3 = np.array([[1.0, 1.5, 2.0], [0.5, -1.0, 3.0], [2.0, 0.3, -0.7]])
+MODES = ("reverse", "forward")
+
+
+def numeric_grad(f, args: tuple, wrt: int = 0, eps: float = 1e-6) -> np.ndarray:
+    """Central finite differences of ``f`` in argument ``wrt``, on copies of the arguments
+    (the function may write into its own arrays, never into these)."""
+    x = np.asarray(args[wrt], dtype=float)
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[i] = eps
+        values = []
+        for sign in (1, -1):
+            moved = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+            moved[wrt] = x + sign * step
+            values.append(f(*moved))
+        out[i] = (values[0] - values[1]) / (2 * eps)
+    return out
+
+
+@dataclass
+class Right:
+    """A row expecting the right gradient (by hand where given, else finite differences)."""
+
+    func: Any
+    args: tuple
+    expected: Any = None
+    wrt: int = 0
+    modes: tuple[str, ...] = MODES
+
+    @property
+    def id(self) -> str:
+        return self.func.__name__
+
+
+@dataclass
+class Refused:
+    """A row expecting a clear error at the user's line holding ``line``."""
+
+    func: Any
+    args: tuple
+    error: type
+    fragment: str
+    line: str
+    wrt: int = 0
+    modes: tuple[str, ...] = MODES
+
+    @property
+    def id(self) -> str:
+        return self.func.__name__
+
+
+def check_right(row: Right, mode: str) -> None:
+    args = tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in row.args)
+    expected = row.expected
+    if expected is None:
+        expected = numeric_grad(row.func, row.args, row.wrt)
+    got = srcgrad.grad(row.func, wrt=row.wrt, mode=mode)(*args)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    for before, after in zip(row.args, args):  # the caller's arrays are untouched
+        if isinstance(before, np.ndarray):
+            np.testing.assert_array_equal(before, after)
+
+
+def check_refused(row: Refused, mode: str) -> None:
+    with pytest.raises(row.error) as info:
+        srcgrad.grad(row.func, wrt=row.wrt, mode=mode)(*row.args)
+    message = str(info.value)
+    assert row.fragment in message, message
+    source, first = inspect.getsourcelines(row.func)
+    numbers = [first + k for k, text in enumerate(source) if row.line in text]
+    assert numbers, f"{row.line!r} is not in {row.func.__name__}'s source"
+    assert any(f":{n}" in message for n in numbers), message
+    assert row.line in message, message
+    for temporary in ("t1", "t2", "t3", "t22"):  # never srcgrad's own names
+        assert f"`{temporary}`" not in message and f"'{temporary}'" not in message, message
+
+
+def run_rows(rows: list, name: str):
+    """pytest parameters: every row in each of its modes."""
+    return pytest.mark.parametrize(
+        name,
+        [pytest.param(row, mode, id=f"{row.id}-{mode}") for row in rows for mode in row.modes],
+    )
+
+
+# -- 1. adjoints never share memory with an array the backward sweep writes into ----------
+
+
+def copy_then_write(x):
+    y = x.copy()
+    y[0] = 0.0
+    return np.dot(y, x)
+
+
+def mask_write(x):
+    y = x.copy()
+    y[x > 1.2] = 0.0
+    return np.dot(y, x)
+
+
+def augmented_write(x):
+    y = x.copy()
+    y[0] += 3.0 * x[1]
+    return np.dot(y, x)
+
+
+def maximum_after_write(x):
+    y = x.copy()
+    y[1] = 0.5
+    return np.sum(np.maximum(y, 1.0) * x)
+
+
+def matmul_after_write(x):
+    y = x * 1.0
+    y[2] = x[0]
+    return y @ x
+
+
+def transpose_view(A):
+    y = A.copy()
+    z = y.T
+    s = np.sum(z * A)
+    y[0, 0] = 0.0
+    return s + np.sum(y)
+
+
+def write_in_loop(x):
+    y = x.copy()
+    s = 0.0
+    for i in range(3):
+        s = s + np.dot(y, x)
+        y[i] = 0.0
+    return s
+
+
+def slice_view_read_before(x):
+    y = x.copy()
+    s = np.dot(y[0:2], x[0:2])
+    y[0:2] = 1.0
+    return s + np.sum(y * x)
+
+
+def reshape_view(x):
+    y = x.copy()
+    s = np.dot(y.reshape(3), x)
+    y[1] = 0.0
+    return s + np.sum(y)
+
+
+def product_by_one(x):
+    y = x.copy()
+    t = y * 1.0
+    y[0] = 5.0
+    return np.sum(t * x) + np.sum(y)
+
+
+def double_negation(x):
+    y = x.copy()
+    s = np.sum(-(-y) * x)  # noqa: B002 (a double negation on purpose)
+    y[0] = 5.0
+    return s + np.sum(y * x)
+
+
+def tuple_write_then_read(x):
+    y = x.copy()
+    y[0], z = 5.0, y * x
+    return np.sum(z * x) + np.sum(y)
+
+
+def vector_dot_of_written(x):
+    y = x * 2.0
+    y[0] = 0.0
+    return np.sum(y * x)
+
+
+ADJOINT_ROWS = [
+    Right(copy_then_write, (X3,), np.array([0.0, 3.0, 4.0])),
+    Right(mask_write, (X3,), np.array([2.0, 0.0, 0.0])),
+    Right(augmented_write, (X3,), np.array([6.5, 6.0, 4.0])),
+    Right(maximum_after_write, (X3,)),
+    Right(matmul_after_write, (X3,), np.array([4.0, 3.0, 1.0])),
+    Right(transpose_view, (A3,)),
+    Right(write_in_loop, (X3,)),
+    Right(slice_view_read_before, (X3,), np.array([3.0, 4.0, 4.0])),
+    Right(reshape_view, (X3,)),
+    Right(product_by_one, (X3,), np.array([2.0, 4.0, 5.0])),
+    Right(double_negation, (X3,), np.array([7.0, 6.0, 8.0])),
+    Right(tuple_write_then_read, (X3,), np.array([3.0, 7.75, 13.0])),
+    Right(vector_dot_of_written, (X3,), np.array([0.0, 6.0, 8.0])),
+]
+
+
+@run_rows(ADJOINT_ROWS, "row, mode")
+def test_adjoints_do_not_share_written_arrays(row: Right, mode: str) -> None:
+    check_right(row, mode)
+
+
+def test_fold_keeps_new_array_where_restored() -> None:
+    """``x_bar = 1.0 * y`` stays a product where the adjoint sweep restores ``y`` in place;
+    the source reads no adjoint that is ``y`` itself."""
+    source = srcgrad.grad(copy_then_write).source
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id.endswith("_bar"):
+                assert "y" not in shares(node.value), ast.unparse(node)
+
+
+def test_written_in_place_groups() -> None:
+    """Names sharing memory with an array written into, through copies, views and tapes;
+    a write right after a new array was made reaches nobody else."""
+    body = ast.parse(
+        "a = y\nb = a.T\nc = b * 2.0\ntape.append(c)\nd = tape.pop()\ny[0] = 1.0\n"
+        "g = h.copy()\ng[0] = 0.0\nk = g\nm = np.reshape(q, s)\n"
+    ).body
+    hazards = written_in_place(body, {"y", "h", "q"})
+    assert {"a", "b", "y"} <= hazards
+    assert not {"c", "d", "g", "h", "k", "m", "q", "np"} & hazards
+
+
+def test_shares() -> None:
+    def of(text: str) -> set[str]:
+        return shares(ast.parse(text, mode="eval").body)
+
+    assert of("y") == {"y"}
+    assert of("y.T") == of("y[0:2]") == of("y.reshape(3)") == {"y"}
+    assert of("np.reshape(y, s)") == {"np", "y", "s"}  # (np never joins a group)
+    assert of("unbroadcast(g, x)") == {"g", "x"}
+    assert of("y * 1.0") == of("np.exp(y)") == of("y.copy()") == of("np.sum(y)") == set()
+    assert of("y.shape") == set()
