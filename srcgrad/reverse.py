@@ -109,6 +109,27 @@ def _uses(stmt: ast.stmt) -> list[str]:
 
 
 _MATMULS = (ast.MatMult, np.matmul)
+#: functions whose result is a boolean array (an index that is a mask never repeats)
+_MASK_CALLS = (
+    np.isnan,
+    np.isfinite,
+    np.isinf,
+    np.signbit,
+    np.logical_and,
+    np.logical_or,
+    np.logical_not,
+    np.logical_xor,
+)
+
+
+def _index_value(index: ast.expr) -> ast.expr:
+    """An index as a value to pass to a function: ``1:n`` is ``slice(1, n)``."""
+    if isinstance(index, ast.Tuple):
+        return ast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=ast.Load())
+    if isinstance(index, ast.Slice):
+        parts = [p or ast.Constant(None) for p in (index.lower, index.upper, index.step)]
+        return ast.Call(func=name("slice"), args=copy.deepcopy(parts), keywords=[])
+    return copy.deepcopy(index)
 
 
 def _without_shape_reads(stmt: ast.AST, builder: Builder) -> ast.AST:
@@ -748,6 +769,8 @@ class _Reverse:
             y_bar = self.builder.adjoint(y)
             if isinstance(v, ast.Name) and v.id in self.active:
                 part = ast.Subscript(value=name(y_bar), slice=copy.deepcopy(index), ctx=ast.Load())
+                if self._may_repeat(index):  # only the last write to an element counts
+                    part = self.builder.call("kept_writes", name(y_bar), _index_value(index))
                 shape = self.shapes.get((id(stmt), v.id))
                 if shape is not None:
                     part = self.builder.call("unbroadcast_to", part, shape)
@@ -768,6 +791,34 @@ class _Reverse:
             restore = ast.Subscript(value=name(y), slice=copy.deepcopy(index), ctx=ast.Store())
             out.append(ast.Assign(targets=[restore], value=self._restored(stmt)))
         return out
+
+    def _may_repeat(self, index: ast.expr) -> bool:
+        """Whether an index may name one element twice (``y[[0, 0]]``): it holds an array
+        or list, not a boolean mask (a comparison, a negation or ``&``/``|`` of them).
+        Numbers, slices, ``None`` and ``...`` name each element once."""
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return any(
+            isinstance(p, ast.Name) and self.facts.shape(p).rank != 0 and not self._mask(p.id)
+            for p in parts
+        )
+
+    def _mask(self, v: str, depth: int = 0) -> bool:
+        """Whether every definition of ``v`` gives it a boolean array."""
+        defs = self.facts.definitions.get(v, [])
+        if not defs or depth > 5:
+            return False
+        for stmt, _ in defs:
+            op = self.facts.ops.get(stmt)
+            if op is None or op.key == "setitem":
+                return False
+            if op.key == "compare" or op.key in _MASK_CALLS:
+                continue
+            if op.key in (ast.Invert, ast.BitAnd, ast.BitOr, ast.BitXor) and all(
+                isinstance(a, ast.Name) and self._mask(a.id, depth + 1) for a in op.args.values()
+            ):
+                continue
+            return False
+        return True
 
     def _assign_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
         facts, builder = self.facts, self.builder

@@ -259,3 +259,153 @@ def test_shares() -> None:
     assert of("unbroadcast(g, x)") == {"g", "x"}
     assert of("y * 1.0") == of("np.exp(y)") == of("y.copy()") == of("np.sum(y)") == set()
     assert of("y.shape") == set()
+
+
+# -- 3. writes through repeated indices: the last write wins --------------------------------
+
+W3 = np.array([1.0, 2.0, 3.0])
+W33 = np.arange(9.0).reshape(3, 3)
+
+
+def repeated_set(x):
+    y = np.zeros(3)
+    y[[0, 0]] = x[:2]
+    return np.sum(y)
+
+
+def repeated_add(x):
+    y = np.zeros(3)
+    y[[0, 0]] += x[:2]
+    return np.sum(y)
+
+
+def repeated_add_weighted(x):
+    y = x * 2.0
+    y[[0, 0]] += x[:2]
+    return np.sum(y * W3)
+
+
+def repeated_index_array(x):
+    idx = np.array([2, 0, 2])
+    y = np.zeros(3)
+    y[idx] = x * x
+    return np.sum(y * W3)
+
+
+def repeated_index_argument(x, idx):
+    y = np.zeros(3)
+    y[idx] = x * x
+    return np.sum(y * W3)
+
+
+def repeated_broadcast_value(x):
+    y = np.zeros(3)
+    y[[0, 0, 1]] = x[0] * x[1]
+    return np.sum(y * W3)
+
+
+def repeated_rows(A):
+    Y = np.zeros((3, 3))
+    Y[[0, 0]] = A[:2] * A[:2]
+    return np.sum(Y * W33)
+
+
+def repeated_pairs(x):
+    Y = np.zeros((2, 2))
+    Y[[0, 0], [1, 1]] = x[:2]
+    return np.sum(Y * W33[:2, :2])
+
+
+def repeated_columns(A):
+    Y = np.zeros((3, 3))
+    Y[:, [1, 1]] = A[:, :2]
+    return np.sum(Y * W33)
+
+
+def repeated_negative(x):
+    y = np.zeros(3)
+    y[[0, -3]] = x[1:] * 3.0
+    return np.sum(y * W3)
+
+
+def repeated_in_loop(x):
+    y = np.zeros(3)
+    for k in range(2):
+        y[[k, k, 2]] += x * (k + 1.0)
+    return np.sum(y * W3)
+
+
+def distinct_indices(x):
+    y = np.zeros(3)
+    y[[2, 0]] = x[:2]
+    return np.sum(y * W3)
+
+
+def mask_set(x):
+    y = x * 2.0
+    y[x > 1.2] = x[0]
+    return np.sum(y * x)
+
+
+def mask_of_masks(x):
+    y = x * 2.0
+    m = (x > 1.2) & (x < 1.8)
+    y[m] = 7.0 * x[2]
+    return np.sum(y * x)
+
+
+def repeated_read_after(x):
+    y = np.zeros(3)
+    y[[1, 1]] = x[1:] * x[1:]
+    return np.sum(y * x)
+
+
+REPEATED_ROWS = [
+    Right(repeated_set, (X3,), np.array([0.0, 1.0, 0.0])),
+    Right(repeated_add, (X3,), np.array([0.0, 1.0, 0.0])),
+    Right(repeated_add_weighted, (X3,), np.array([2.0, 5.0, 6.0])),
+    Right(repeated_index_array, (X3,), np.array([0.0, 3.0, 12.0])),
+    Right(repeated_index_argument, (X3, np.array([1, 1, 0])), np.array([0.0, 6.0, 4.0])),
+    Right(repeated_broadcast_value, (X3,), np.array([4.5, 3.0, 0.0])),
+    Right(repeated_rows, (A3,)),
+    Right(repeated_pairs, (X3,), np.array([0.0, 1.0, 0.0])),
+    Right(repeated_columns, (A3,)),
+    Right(repeated_negative, (X3,), np.array([0.0, 0.0, 3.0])),
+    Right(repeated_in_loop, (X3,), np.array([0.0, 5.0, 9.0])),
+    Right(distinct_indices, (X3,), np.array([3.0, 1.0, 0.0])),
+    Right(mask_set, (X3,)),
+    Right(mask_of_masks, (X3,)),
+    Right(repeated_read_after, (X3,)),
+]
+
+
+@run_rows(REPEATED_ROWS, "row, mode")
+def test_repeated_indices(row: Right, mode: str) -> None:
+    check_right(row, mode)
+
+
+def test_repeated_indices_vjp_and_jacobian() -> None:
+    """Every argument's derivative, as numpy computes: the vjp of ``y[[0, 0]] = x[:2]``
+    (``y`` returned) gives ``x[0]`` nothing; the jacobian agrees with both modes."""
+
+    def f(x):
+        y = np.zeros(3)
+        y[[0, 0]] = x[:2] * 2.0
+        return y
+
+    expected = np.array([[0.0, 2.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(srcgrad.vjp(f)(X3, np.array([1.0, 0.0, 0.0])), expected[0])
+    for mode in MODES:
+        np.testing.assert_allclose(srcgrad.jacobian(f, mode=mode)(X3), expected)
+
+
+def test_cheap_adjoint_where_indices_cannot_repeat() -> None:
+    """Numbers, slices and boolean masks name each element once: their adjoint is
+    ``y_bar[index]`` itself, no helper; an index array gets ``kept_writes``."""
+    for func in (mask_set, mask_of_masks, copy_then_write, write_in_loop, slice_view_read_before):
+        source = srcgrad.grad(func)
+        source(A3 if func is transpose_view else X3)
+        assert "kept_writes" not in source.source, source.source
+    d = srcgrad.grad(repeated_set)
+    d(X3)
+    assert "kept_writes(" in d.source
