@@ -256,14 +256,20 @@ def analyze(
                 if new:
                     facts.useful |= new
                     changed = True
+    from .aliases import aliases  # (it reads these facts)
+
+    in_place = {id(p.stmt): p.message for p in aliases(norm, facts).problems}
     for stmt in assigns:
         op = facts.ops[stmt]
+        if op.key == "setitem":
+            _check_fresh(norm, facts, op)
+        if id(stmt) in in_place:
+            user = norm.origin.get(stmt, stmt)
+            raise norm.parsed.locator.error(UnsupportedSyntaxError, user, in_place[id(stmt)])
         if op.key == "pack" and not op.problem:
             continue
         if op.target in facts.active and op.call_args is None and (op.rule is None or op.problem):
             raise _no_derivative(norm, op)
-        if op.key == "setitem":
-            _check_fresh(norm, facts, op)
     return facts
 
 
@@ -406,52 +412,20 @@ def check_mode(norm: Normalized, facts: Facts, mode: str) -> None:
                 )
 
 
-#: operations whose result is a new array, safe to write into
-_FRESH_CALLS = {
-    np.zeros,
-    np.ones,
-    np.empty,
-    np.full,
-    np.array,
-    np.copy,
-    np.zeros_like,
-    np.ones_like,
-    np.empty_like,
-    np.full_like,
-    np.arange,
-    np.linspace,
-    np.eye,
-}
-
-
 def _check_fresh(norm: Normalized, facts: Facts, op: Op) -> None:
-    """``y[i] = v`` is differentiated only where ``y`` is an array the function made:
-    writing into an argument, or a view of one, would change the caller's data."""
+    """``y[i] = v`` is differentiated where ``y`` holds an array (not a list or tuple);
+    whose memory it may write into is the alias analysis's question (``srcgrad.aliases``:
+    not the caller's, and no other name read afterwards may share it)."""
     y = op.target
     defs = [s for s, _ in facts.definitions.get(y, []) if not is_setitem(s)]
-    problem = None
-    if not defs:
-        problem = f"{y!r} is an argument of the function"
-    for stmt in defs:
-        other = facts.ops[stmt]
-        fresh = (
-            (other.rule is not None and other.rule.elementwise and other.key != "copy")
-            or other.key == ("method", "copy")
-            or any(other.callee is f for f in _FRESH_CALLS)
-            # generated code differentiated again: adjoints of indexing are new arrays
-            or getattr(other.callee, "__srcgrad_helper__", None)
-            in ("index_adjoint", "index_adjoint_add")
-        )
-        if not fresh:
-            problem = f"{y!r} may share memory with another array (it is `{ast.unparse(stmt)}`)"
-    if problem:
+    if y in facts.sequences or any(makes_sequence(facts.ops.get(s)) for s in defs):
         user = norm.origin.get(op.stmt, op.stmt)
         raise norm.parsed.locator.error(
             UnsupportedSyntaxError,
             user,
-            f"srcgrad differentiates `{y}[...] = ...` only when {y!r} is an array the function "
-            f"made itself, and {problem}; write into a copy instead, e.g. `{y} = {y}.copy()` "
-            "or `np.zeros_like(...)`.",
+            f"srcgrad differentiates `{y}[...] = ...` only when `{y}` is an array; here it "
+            "holds a list or tuple: build a new list with `append`, or make an array "
+            "(`np.array(...)`, `np.stack(...)`) and write into a copy of it.",
         )
 
 

@@ -53,6 +53,7 @@ import ast
 import builtins
 import contextlib
 import copy
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -111,6 +112,10 @@ class Normalized:
     parsed: ParsedFunction
     temps: set[str]  # names of the temporaries normalize made
     aux: str | None = None  # has_aux: the name holding the auxiliary output
+    #: ``x += v`` on a variable is spelled ``x = x + v``, a new array, where numpy changes
+    #: ``x``'s array in place: each such assignment, and the name whose array numpy changes
+    #: (``x_1 = x + v``: ``x``), for the alias analysis to check that no other name sees it
+    updates: dict[ast.stmt, str] = dataclasses.field(default_factory=dict)
 
     def split_aux(self, keep: int = 0, drop: bool = False) -> None:
         """For ``has_aux``: every ``out = (value, aux)`` defining the returned name becomes
@@ -204,6 +209,7 @@ class _Normalizer:
         self.user_stmt: ast.stmt | None = None
         self.temps: set[str] = set()
         self.mutable: set[str] = set()  # names assigned inside if/for/while: never versioned
+        self.updates: dict[ast.stmt, str] = {}  # see Normalized.updates
 
     @contextlib.contextmanager
     def block(self, into: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
@@ -315,7 +321,12 @@ class _Normalizer:
         )
         ast.copy_location(new, tree)
         return Normalized(
-            tree=new, origin=self.origin, namer=self.namer, parsed=self.parsed, temps=self.temps
+            tree=new,
+            origin=self.origin,
+            namer=self.namer,
+            parsed=self.parsed,
+            temps=self.temps,
+            updates=self.updates,
         )
 
     def returned(self, value: ast.expr | None) -> ast.expr:
@@ -360,6 +371,8 @@ class _Normalizer:
             left = self.load(stmt.target.id, stmt.target)
             value = ast.BinOp(left=left, op=stmt.op, right=self.atom(stmt.value))
             self.assign_user(stmt.target.id, value)
+            if isinstance(left, ast.Name):
+                self.updates[self.body[-1]] = left.id
         elif isinstance(stmt, ast.Expr):
             if _is_docstring(stmt):
                 return
