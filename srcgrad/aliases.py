@@ -150,6 +150,20 @@ _NEW_ARRAYS = {
     np.linalg.pinv,
     np.linalg.norm,
 }
+#: functions that make arrays, 0-d ones too (where arithmetic would give a number)
+_ARRAY_MAKERS = (
+    np.array,
+    np.asarray,
+    np.copy,
+    np.zeros,
+    np.ones,
+    np.empty,
+    np.full,
+    np.zeros_like,
+    np.ones_like,
+    np.empty_like,
+    np.full_like,
+)
 #: array methods whose result is a new array (or a number)
 _NEW_FROM_METHODS = frozenset(
     "copy astype sum mean prod std var max min cumsum cumprod dot flatten tolist item "
@@ -510,6 +524,7 @@ class _Check:
             n.id for n in ast.walk(norm.parsed.tree) if isinstance(n, ast.Name)
         } | set(norm.parsed.params)
         self.live_after: dict[int, set[str]] = {}
+        self.sites = {id(stmt): stmt for stmt in facts.ops}
 
     def run(self) -> list[Problem]:
         body = self.norm.tree.body
@@ -558,7 +573,8 @@ class _Check:
         at = self.found.places[id(stmt)]
         if stmt in self.norm.updates:
             written = self.norm.updates[stmt]
-            if self.facts.shape(ast.Name(id=written)).rank == 0:
+            rank = self.facts.shape(ast.Name(id=written)).rank
+            if rank == 0 and not any(self.zero_d(p) for p in at.get(written, frozenset())):
                 return None  # a number: += rebinds it, in numpy too
             exempt = {written, stmt.targets[0].id}
         elif is_append(stmt) or _popped(stmt) is not None:
@@ -578,6 +594,19 @@ class _Check:
         if outside:
             return self.outside_message(stmt, written, outside[0])
         return None
+
+    def zero_d(self, place: Place) -> bool:
+        """Whether a rank-0 value at ``place`` may be a 0-d array (changed in place by
+        ``+=``), not a number: one an array constructor or ``.copy()`` made. (Arithmetic,
+        ufuncs and reductions give numbers; so, presumably, does a rank-0 argument.)"""
+        stmt = self.sites.get(place.site)
+        value = getattr(stmt, "value", None)
+        if place.kind != "new" or place.name or not isinstance(value, ast.Call):
+            return False
+        op = self.facts.ops.get(stmt)
+        if isinstance(value.func, ast.Attribute) and value.func.attr == "copy":
+            return True
+        return op is not None and any(op.callee is f for f in _ARRAY_MAKERS)
 
     def reach(self, places: frozenset[Place]) -> frozenset[Place]:
         """``places`` and everything they hold, however deep."""

@@ -409,3 +409,379 @@ def test_cheap_adjoint_where_indices_cannot_repeat() -> None:
     d = srcgrad.grad(repeated_set)
     d(X3)
     assert "kept_writes(" in d.source
+
+
+# -- 2. aliases and views under in-place changes: numpy's meaning, or a clear error --------
+
+G_ARRAY = np.array([1.0, 2.0, 3.0])
+G_LIST = [np.ones(3)]
+
+
+def ident(a):
+    return a
+
+
+def double(a):
+    return a * 2.0
+
+
+def first(xs):
+    return xs[0]
+
+
+def deep(a, n):
+    if n == 0:
+        return a
+    return deep(a, n - 1)
+
+
+def pair(u):
+    return np.tanh(u), np.tanh(0.5) * u
+
+
+def alias_then_argument_update(x):
+    y = x
+    x += 1
+    return np.sum(y * y)
+
+
+def alias_then_local_update(x):
+    a = x * 2.0
+    y = a
+    a += 1
+    return np.sum(y * y)
+
+
+def view_of_copy_updated(x):
+    y = x.copy()
+    z = y[0:2]
+    z *= 3
+    return np.sum(y * x)
+
+
+def view_of_argument_updated(x):
+    z = x[0:2]
+    z *= 3
+    return np.sum(z)
+
+
+def list_through_two_names(x):
+    a = []
+    b = a
+    b.append(x)
+    return np.sum(a[0])
+
+
+def transpose_then_update(x):
+    A = np.outer(x, x)
+    B = A.T
+    A += 1.0
+    return np.sum(B * x)
+
+
+def reshape_view_then_write(x):
+    y = x * 2.0
+    z = y.reshape(3)
+    y[0] = 0.0
+    return np.sum(z * x)
+
+
+def asarray_then_write(x):
+    y = np.asarray(x)
+    y[0] = 0.0
+    return np.sum(y)
+
+
+def element_updated(x):
+    ys = [x * 2.0]
+    z = ys[0]
+    z += 1.0
+    return np.sum(ys[0] * x)
+
+
+def written_while_in_list(x):
+    y = x * 2.0
+    ys = []
+    ys.append(y)
+    y[0] = 0.0
+    return np.sum(np.stack(ys) * x)
+
+
+def helper_returns_argument(x):
+    y = x * 2.0
+    z = ident(y)
+    z *= 3.0
+    return np.sum(y * x)
+
+
+def helper_returns_element(x):
+    y = x * 2.0
+    ys = [y, x]
+    z = first(ys)
+    z *= 3.0
+    return np.sum(y * x)
+
+
+def recursive_helper_returns_argument(x):
+    y = x * 2.0
+    z = deep(y, 2)
+    z *= 3.0
+    return np.sum(y * x)
+
+
+def argument_updated(x):
+    x += 1.0
+    return np.sum(x * x)
+
+
+def argument_list_appended(x, xs):
+    xs.append(x * 2.0)
+    return np.sum(xs[-1] * xs[0])
+
+
+def argument_list_popped(x, xs):
+    last = xs.pop()
+    return np.sum(last * x)
+
+
+def alias_on_one_branch(x, c):
+    y = x * 2.0
+    if c > 0:
+        z = y
+    else:
+        z = y * 1.0
+    y += 1.0
+    return np.sum(z * x)
+
+
+def alias_carried_by_loop(x):
+    y = x * 1.0
+    prev = y
+    for i in range(2):
+        prev = y
+        y[0] = x[1] * i
+    return np.sum(prev * x)
+
+
+def zero_d_array_shared(x):
+    t = np.zeros(())
+    u = t
+    t += x[0]
+    return u * x[1]
+
+
+def global_array_written(x):
+    y = G_ARRAY
+    y[0] = x[0]
+    return np.sum(y * x)
+
+
+def global_list_appended(x):
+    G_LIST.append(x)
+    return np.sum(G_LIST[-1])
+
+
+def global_list_appended_by_name(x):
+    ys = G_LIST
+    ys.append(x)
+    return np.sum(ys[-1])
+
+
+def tuple_element_updated(x):
+    t = pair(x)
+    a = t[0]
+    a *= np.cos(x)
+    return np.sum(t[0] + a)
+
+
+def write_into_list(x):
+    ys = [x * 1.0, x * 2.0]
+    ys[0] = x * 3.0
+    return np.sum(ys[0])
+
+
+R = srcgrad.UnsupportedSyntaxError
+ALIAS_REFUSED = [
+    Refused(alias_then_argument_update, (X3,), R, "`y` shares that memory (`y = x`)", "x += 1"),
+    Refused(alias_then_local_update, (X3,), R, "`y = a.copy()`", "a += 1"),
+    Refused(view_of_copy_updated, (X3,), R, "(`z = y[0:2]`)", "z *= 3"),
+    Refused(view_of_argument_updated, (X3,), R, "the argument `x`", "z *= 3"),
+    Refused(list_through_two_names, (X3,), R, "one name for the list", "b.append(x)"),
+    Refused(transpose_then_update, (X3,), R, "`B = A.T.copy()`", "A += 1.0"),
+    Refused(reshape_view_then_write, (X3,), R, "`z` changes too", "y[0] = 0.0"),
+    Refused(asarray_then_write, (X3,), R, "the argument `x`", "y[0] = 0.0"),
+    Refused(element_updated, (X3,), R, "`ys` holds that array", "z += 1.0"),
+    Refused(written_while_in_list, (X3,), R, "`ys` holds that array", "y[0] = 0.0"),
+    Refused(helper_returns_argument, (X3,), R, "(`z = ident(y)`)", "z *= 3.0"),
+    Refused(helper_returns_element, (X3,), R, "`x` changes too", "z *= 3.0"),
+    Refused(recursive_helper_returns_argument, (X3,), R, "`y` changes too", "z *= 3.0"),
+    Refused(argument_updated, (X3,), R, "write `x = x + 1.0`", "x += 1.0"),
+    Refused(argument_list_appended, (X3, [np.ones(3)]), R, "list of the argument", "xs.append"),
+    Refused(argument_list_popped, (X3, [np.ones(3)]), R, "list of the argument", "xs.pop()"),
+    Refused(alias_on_one_branch, (X3, 1.0), R, "`z = y.copy()`", "y += 1.0"),
+    Refused(alias_carried_by_loop, (X3,), R, "`prev = y.copy()`", "y[0] = x[1] * i"),
+    Refused(zero_d_array_shared, (X3,), R, "`u` shares that memory", "t += x[0]"),
+    Refused(global_array_written, (X3,), R, "the global `G_ARRAY`", "y[0] = x[0]"),
+    Refused(global_list_appended, (X3,), R, "changes a value in place", "G_LIST.append(x)"),
+    Refused(global_list_appended_by_name, (X3,), R, "the global `G_LIST`", "ys.append(x)"),
+    Refused(tuple_element_updated, (X3,), R, "`t` changes too", "a *= np.cos(x)"),
+    Refused(write_into_list, (X3,), R, "holds a list or tuple", "ys[0] = x * 3.0"),
+]
+
+
+@run_rows(ALIAS_REFUSED, "row, mode")
+def test_aliases_refused(row: Refused, mode: str) -> None:
+    check_refused(row, mode)
+
+
+def test_refused_in_every_kind() -> None:
+    """The same error from every transformation, before any of the caller's data changes.
+    (``jacobian`` runs the function itself first, which appends: issue 14's part.)"""
+    with pytest.raises(R, match="list of the argument"):
+        srcgrad.jacobian(argument_list_appended)(X3, [np.ones(3)])
+    xs = [np.ones(3)]
+    for make in (srcgrad.grad, srcgrad.value_and_grad):
+        with pytest.raises(R, match="list of the argument"):
+            make(argument_list_appended)(X3, xs)
+    with pytest.raises(R, match="list of the argument"):
+        srcgrad.jvp(argument_list_appended)(X3, xs, np.ones(3))
+    with pytest.raises(R, match="list of the argument"):
+        srcgrad.vjp(argument_list_appended)(X3, xs, 1.0)
+    with pytest.raises(R, match="list of the argument"):
+        srcgrad.grad(argument_list_appended, wrt=(0, 1), mode="forward")(X3, xs)
+    assert len(xs) == 1 and np.array_equal(xs[0], np.ones(3))
+
+
+def view_of_copy_not_read_again(x):
+    y = x.copy()
+    z = y[0:2]
+    z *= 3
+    return np.sum(z * x[0:2])
+
+
+def view_written_base_dead(x):
+    y = x * 2.0
+    z = y[0:2]
+    z[0] = x[2] * x[2]
+    return np.sum(z * x[:2])
+
+
+def scalar_accumulator(x):
+    s = 0.0
+    for i in range(3):
+        s += x[i] * x[i]
+    return s
+
+
+def array_accumulator(x):
+    acc = np.zeros(3)
+    for i in range(3):
+        acc += x * i
+    acc[0] = x[1]
+    return np.sum(acc * acc)
+
+
+def copy_updated_then_written(x):
+    y = x.copy()
+    y *= 2
+    y[0] = 1
+    return np.sum(y * x)
+
+
+def reassigned_then_written(x):
+    ys = [x * 2.0]
+    x = x * x
+    s = np.sum(x)
+    x = np.zeros(4)
+    x[:2] = ys[0][:2]
+    return np.sum(x * x) + s
+
+
+def loop_keeps_previous(x):
+    y = x * 1.0
+    prev = y
+    for _ in range(2):
+        prev = y
+        y = y * 2.0
+        y[0] = 1.0
+    return np.sum(prev * x + y)
+
+
+def helper_makes_new(x):
+    y = x * 2.0
+    z = double(y)
+    z *= 3.0
+    z[1] = y[0]
+    return np.sum(y * x + z)
+
+
+def tuple_result_updated(x):
+    a, b = pair(x)
+    a *= np.cos(x)
+    return np.sum(a + b)
+
+
+def eigenvalues_updated(x):
+    A = np.outer(x, x) + np.eye(3)
+    w, V = np.linalg.eigh(A)
+    w *= 2.0
+    return np.sum(w) + np.sum(V * V)
+
+
+def number_shared(x):
+    t = np.sum(x)
+    u = t
+    t += x[0]
+    return u * x[1] + t
+
+
+def number_argument_updated(x, n):
+    n += 1
+    return np.sum(x * n)
+
+
+def local_product_updated(x):
+    y = x * x
+    y += np.sin(x)
+    y[2] = y[0]
+    return np.sum(y * x)
+
+
+ALIAS_RIGHT = [
+    Right(view_of_copy_not_read_again, (X3,)),
+    Right(view_written_base_dead, (X3,), np.array([4.0, 6.0, 4.0])),
+    Right(scalar_accumulator, (X3,), 2 * X3),
+    Right(array_accumulator, (X3,)),
+    Right(copy_updated_then_written, (X3,), np.array([1.0, 6.0, 8.0])),
+    Right(reassigned_then_written, (X3,)),
+    Right(loop_keeps_previous, (X3,)),
+    Right(helper_makes_new, (X3,)),
+    Right(tuple_result_updated, (X3,)),
+    Right(eigenvalues_updated, (X3,)),
+    Right(number_shared, (X3,)),
+    Right(number_argument_updated, (X3, 2)),
+    Right(local_product_updated, (X3,)),
+]
+
+
+@run_rows(ALIAS_RIGHT, "row, mode")
+def test_aliases_followed(row: Right, mode: str) -> None:
+    check_right(row, mode)
+
+
+def test_alias_analysis_result() -> None:
+    """The analysis is a plain result: places before each in-place change."""
+    from srcgrad.aliases import aliases
+    from srcgrad.analyze import analyze, is_setitem
+    from srcgrad.pipeline import front
+
+    norm = front(reshape_view_then_write)
+    with pytest.raises(R):
+        analyze(norm, ["x"], {"x": 1})
+    facts = analyze(front(view_written_base_dead), ["x"], {"x": 1})
+    norm = front(view_written_base_dead)
+    facts = analyze(norm, ["x"], {"x": 1})
+    found = aliases(norm, facts)
+    (write,) = [s for s in facts.ops if is_setitem(s)]
+    assert found.shared(write, "z", "y") and not found.shared(write, "z", "x")
+    assert found.problems == []
