@@ -169,6 +169,22 @@ _NEW_FROM_METHODS = frozenset(
     "copy astype sum mean prod std var max min cumsum cumprod dot flatten tolist item "
     "all any argmax argmin argsort nonzero repeat take trace round clip".split()
 )
+#: srcgrad's runtime helpers (in generated code differentiated again): the positions of
+#: the arguments each one's result may be, view or hold (absent: any of them)
+_HELPER_RESULTS: dict[str, tuple[int, ...]] = {
+    **dict.fromkeys(
+        "index_adjoint index_adjoint_add zero_adjoint zeros_seq add_seq matmul_vjp_a "
+        "matmul_vjp_b dot_vjp_a dot_vjp_b extremum_vjp extremum_jvp tensordot_vjp_a "
+        "tensordot_vjp_b inner_vjp_a inner_vjp_b cumsum_vjp trace_vjp pow_log".split(),
+        (),
+    ),
+    **dict.fromkeys(
+        "unbroadcast unbroadcast_to broadcast_like unreduce untranspose kept_writes unstack "
+        "split_like spread sum_like add_at check_scalar".split(),
+        (0,),
+    ),
+    "set_at": (0, 2),
+}
 #: attributes that are values of their own, not views of the array
 _VALUE_ATTRIBUTES = frozenset("shape size ndim dtype itemsize nbytes".split())
 #: builtins whose result never shares memory with their arguments
@@ -382,6 +398,10 @@ class _Flow:
                 return self.made(new)
             if getattr(callee, "__name__", None) in _PLAIN_BUILTINS and _is_builtin(callee):
                 return frozenset()
+            helper = getattr(callee, "__srcgrad_helper__", None)
+            if helper is not None:  # generated code differentiated again
+                shared = _HELPER_RESULTS.get(helper, range(len(rhs.args)))
+                return self.unknown([rhs.args[i] for i in shared if i < len(rhs.args)], new, state)
             op = self.facts.ops.get(stmt)
             if is_user_function(callee) and op is not None and op.call_args is not None:
                 return self.user_call(callee, op.call_args, new, state)
