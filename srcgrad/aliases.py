@@ -25,8 +25,8 @@ and where the memory is not the caller's (an argument's) or a global's::
     z *= 3              # fine: y is     return np.sum(y)  # array, and numpy
     return np.sum(z)    # not read again                   # changes y too
 
-Python numbers are immutable: ``s = 0.0; s += v`` (and any ``+=`` on a rank-0 value)
-is plain rebinding, never a problem.
+Python and numpy numbers are immutable: ``s = 0.0; s += v`` (``+=`` on any rank-0
+value but a 0-d array an array constructor made) is plain rebinding, never a problem.
 """
 
 from __future__ import annotations
@@ -214,6 +214,8 @@ class _Flow:
         self.elements: dict[Place, frozenset[Place]] = {}
         self.at: dict[int, dict[str, frozenset[Place]]] = {}
         self.fresh_sites: set[int] = set()  # statements whose new value holds new arrays
+        self.summaries: dict[tuple, Any] = {}  # user functions' results, by (id, ranks)
+        self.final: dict[str, frozenset[Place]] = {}  # each name's places at the end
         self.grew = False
 
     def run(self) -> None:
@@ -421,8 +423,11 @@ class _Flow:
         """A call to a user's function: its result shares memory with the arguments its
         returned value may share (found by this analysis of its own code), and with
         nothing else; where that cannot be found, with any of them."""
-        ranks = [self.facts.shape(a).rank if isinstance(a, ast.Name) else 0 for a in args]
-        summary = _returned_places(callee, ranks)
+        ranks = tuple(self.facts.shape(a).rank if isinstance(a, ast.Name) else 0 for a in args)
+        key = (id(callee), ranks)  # (the same call is visited on every pass)
+        if key not in self.summaries:
+            self.summaries[key] = _returned_places(callee, list(ranks))
+        summary = self.summaries[key]
         if summary is None:
             return self.unknown(list(args), new, state)
         indices, globals_ = summary
