@@ -82,6 +82,10 @@ class Aliases:
     #: statements whose new value may hold new arrays of its own (a call's tuple result)
     fresh_sites: set[int] = field(default_factory=set)
     problems: list[Problem] = field(default_factory=list)
+    #: writes ``y[i] = v`` and ``xs.append(v)`` (by id) into memory some other name refers
+    #: to at some time, or a list it is in (``prev = y; y = f(y); prev[i] = v``): reverse
+    #: mode undoes them, since a value it recorded (the old ``y``) may be that memory
+    shared_writes: set[int] = field(default_factory=set)
 
     def shared(self, stmt: ast.stmt, a: str, b: str) -> bool:
         """Whether names ``a`` and ``b`` may refer to the same memory just before ``stmt``
@@ -196,7 +200,17 @@ def aliases(norm: Normalized, facts: Facts) -> Aliases:
     flow = _Flow(norm, facts)
     flow.run()
     result = Aliases(places=flow.at, elements=flow.elements, fresh_sites=flow.fresh_sites)
-    result.problems = _Check(norm, facts, result).run()
+    check = _Check(norm, facts, result)
+    result.problems = check.run()
+    for stmt, _ in walk_block(norm.tree.body[:-1]):
+        if is_setitem(stmt) or is_append(stmt):
+            y = stmt.targets[0].value.id if is_setitem(stmt) else stmt.value.func.value.id
+            written = result.places[id(stmt)].get(y, frozenset())
+            if any(
+                names - {y} and _overlap(check.reach(frozenset({place})), written)
+                for place, names in flow.referrers.items()
+            ):
+                result.shared_writes.add(id(stmt))
     return result
 
 
@@ -216,12 +230,14 @@ class _Flow:
         self.fresh_sites: set[int] = set()  # statements whose new value holds new arrays
         self.summaries: dict[tuple, Any] = {}  # user functions' results, by (id, ranks)
         self.final: dict[str, frozenset[Place]] = {}  # each name's places at the end
+        self.referrers: dict[Place, set[str]] = {}  # the names a place was ever given to
         self.grew = False
 
     def run(self) -> None:
         for p in self.params:  # whatever an argument holds is the caller's too
             place = Place("argument", p)
             self.elements[place] = frozenset({place})
+            self.referrers[place] = {p}
         for _ in range(20):
             self.grew = False
             state = {p: frozenset({Place("argument", p)}) for p in self.params}
@@ -254,9 +270,12 @@ class _Flow:
             if stmt in self.norm.updates:  # x += v: numpy's x is the same array after it
                 self.at[id(stmt)] = dict(state)
                 value = state.get(self.norm.updates[stmt], frozenset())
+                self.refer(target, value)
                 return {**state, target: value}
             state = self.age(stmt, state)
-            return {**state, target: self.value(stmt, state)}
+            value = self.value(stmt, state)
+            self.refer(target, value)
+            return {**state, target: value}
         if isinstance(stmt, ast.If):
             yes = self.block(stmt.body, dict(state), breaks)
             no = self.block(stmt.orelse, dict(state), breaks)
@@ -294,7 +313,14 @@ class _Flow:
         recent = Place("new", "", site)
         if recent in self.elements:
             self.hold(frozenset({_aged(recent)}), self.elements[recent])
+        for place in [p for p in self.referrers if p.site == site and not p.old]:
+            self.referrers.setdefault(_aged(place), set()).update(self.referrers[place])
         return {k: older(v) for k, v in state.items()}
+
+    def refer(self, name: str, places: frozenset[Place]) -> None:
+        """``name`` refers to ``places`` now (kept for every place, at any time)."""
+        for place in places:
+            self.referrers.setdefault(place, set()).add(name)
 
     def hold(self, containers: frozenset[Place], items: frozenset[Place]) -> None:
         """Containers at ``containers`` now hold (also) what is at ``items`` (and, as a

@@ -106,6 +106,10 @@ class Facts:
     params: list[ast.arg] = field(default_factory=list)
     #: names given once a tuple or list display: how many elements it has
     lengths: dict[str, int] = field(default_factory=dict)
+    #: writes ``y[i] = v`` and ``xs.append(v)`` (ids) into memory other names refer to at
+    #: some time (see ``srcgrad.aliases``): reverse mode undoes them even where ``y`` is
+    #: not read
+    shared_writes: set[int] = field(default_factory=set)
 
     @property
     def active(self) -> set[str]:
@@ -258,7 +262,9 @@ def analyze(
                     changed = True
     from .aliases import aliases  # (it reads these facts)
 
-    in_place = {id(p.stmt): p.message for p in aliases(norm, facts).problems}
+    found = aliases(norm, facts)
+    facts.shared_writes = found.shared_writes
+    in_place = {id(p.stmt): p.message for p in found.problems}
     for stmt in assigns:
         op = facts.ops[stmt]
         if op.key == "setitem":

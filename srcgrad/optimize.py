@@ -791,9 +791,10 @@ def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bo
 
     A fold that turns a new array into an existing one (``1.0 * y`` is ``y``) is made
     only where no array involved is written into in place: not for an array later
-    written into (``y = x * 1.0; y[i] = v`` would write into ``x``), nor where the
-    existing array is one (``x_bar = 1.0 * y`` and then ``y[0] = y_old``, the adjoint
-    sweep restoring ``y``, would change ``x_bar``).
+    written into, itself or through another name (``y = x * 1.0; y[i] = v``, or
+    ``prev = y; prev[i] = v``, would write into ``x``), nor where the existing array is
+    one (``x_bar = 1.0 * y`` and then ``y[0] = y_old``, the adjoint sweep restoring
+    ``y``, would change ``x_bar``).
     """
     mutated = {
         n.value.id
@@ -815,7 +816,7 @@ def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bo
             new = simplifier.visit(stmt)
             if before is not None and simplifier.changed:
                 gained = _stmt_shares(new) - _stmt_shares(before)
-                if gained and (target(stmt) in mutated or gained & hazards):
+                if gained and (target(stmt) in mutated | hazards or gained & hazards):
                     new = before  # folding would make it an alias of an array written into
                     simplifier.changed = False
             block[k] = new

@@ -445,7 +445,7 @@ class _Reverse:
                 if isinstance(stmt, ast.Assign):
                     v = assigned_name(stmt)
                     if (
-                        v in self.needed
+                        (v in self.needed or id(stmt) in self.facts.shared_writes)
                         and v in maybe
                         and v not in self.facts.loop_indices
                         and v not in self.invariant
@@ -701,11 +701,15 @@ class _Reverse:
                     out.append(self._accumulate(v.id, last))
                 else:
                     out.append(ast.Expr(value=last))
-            if op.target in self.needed:  # the list as it was before
+            if op.target in self.needed or id(stmt) in self.facts.shared_writes:  # as it was
                 shrink = ast.Attribute(value=name(op.target), attr="pop", ctx=ast.Load())
                 out.append(ast.Expr(value=ast.Call(func=shrink, args=[], keywords=[])))
         if op.key == "pack" and id(stmt) in self.pushed:
             out.append(assign(op.target, self._restored(stmt)))
+        v = op.target
+        if op.key == "pack" and active and v not in self.simple and v not in self.borrowed:
+            # the older value's adjoint starts at zero (a tuple, or what else it held)
+            out.append(self._zero(v, maybe_unbound=v not in self.facts.sequences))
         return out
 
     def _adjoint(
