@@ -87,11 +87,38 @@ class Aliases:
     #: mode undoes them, since a value it recorded (the old ``y``) may be that memory
     shared_writes: set[int] = field(default_factory=set)
 
+    #: each name's places at the end of the function
+    final: dict[str, frozenset[Place]] = field(default_factory=dict)
+
     def shared(self, stmt: ast.stmt, a: str, b: str) -> bool:
         """Whether names ``a`` and ``b`` may refer to the same memory just before ``stmt``
         (a statement that changes something in place)."""
         at = self.places.get(id(stmt), {})
         return bool(at.get(a, frozenset()) & at.get(b, frozenset()))
+
+    def reach(self, places: frozenset[Place]) -> frozenset[Place]:
+        """``places`` and everything they hold, however deep."""
+        out = frozenset(places)
+        while True:
+            more = out.union(*(self.elements.get(p, frozenset()) for p in out))
+            more |= {
+                Place("new", "[*]", p.site, p.old)
+                for p in out
+                if p.kind == "new" and not p.name and p.site in self.fresh_sites
+            }
+            if more == out:
+                return out
+            out = more
+
+    def ends_in(self, name: str, writes: list[ast.stmt]) -> bool:
+        """Whether the value ``name`` has at the end may be, view or hold memory that one
+        of ``writes`` (``y[i] = v`` statements) writes into."""
+        mine = self.reach(self.final.get(name, frozenset()))
+        for stmt in writes:
+            y = stmt.targets[0].value.id
+            if _overlap(mine, self.places.get(id(stmt), {}).get(y, frozenset())):
+                return True
+        return False
 
 
 #: numpy functions (besides ufuncs) whose result is a new array
@@ -199,15 +226,16 @@ def aliases(norm: Normalized, facts: Facts) -> Aliases:
     """Places of every name before each in-place change, and the problems there."""
     flow = _Flow(norm, facts)
     flow.run()
-    result = Aliases(places=flow.at, elements=flow.elements, fresh_sites=flow.fresh_sites)
-    check = _Check(norm, facts, result)
-    result.problems = check.run()
+    result = Aliases(
+        places=flow.at, elements=flow.elements, fresh_sites=flow.fresh_sites, final=flow.final
+    )
+    result.problems = _Check(norm, facts, result).run()
     for stmt, _ in walk_block(norm.tree.body[:-1]):
         if is_setitem(stmt) or is_append(stmt):
             y = stmt.targets[0].value.id if is_setitem(stmt) else stmt.value.func.value.id
             written = result.places[id(stmt)].get(y, frozenset())
             if any(
-                names - {y} and _overlap(check.reach(frozenset({place})), written)
+                names - {y} and _overlap(result.reach(frozenset({place})), written)
                 for place, names in flow.referrers.items()
             ):
                 result.shared_writes.add(id(stmt))
@@ -639,7 +667,7 @@ class _Check:
             return None
         live = self.live_after.get(id(stmt), set())
         for other in sorted(live - exempt):  # (a list holding the array sees it too)
-            if _overlap(self.reach(at.get(other, frozenset())), places):
+            if _overlap(self.found.reach(at.get(other, frozenset())), places):
                 return self.shared_message(stmt, written, other)
         outside = sorted({p for p in places if p.kind != "new"}, key=lambda p: (p.kind, p.name))
         if outside:
@@ -658,20 +686,6 @@ class _Check:
         if isinstance(value.func, ast.Attribute) and value.func.attr == "copy":
             return True
         return op is not None and any(op.callee is f for f in _ARRAY_MAKERS)
-
-    def reach(self, places: frozenset[Place]) -> frozenset[Place]:
-        """``places`` and everything they hold, however deep."""
-        out = frozenset(places)
-        while True:
-            more = out.union(*(self.found.elements.get(p, frozenset()) for p in out))
-            more |= {
-                Place("new", "[*]", p.site, p.old)
-                for p in out
-                if p.kind == "new" and not p.name and p.site in self.found.fresh_sites
-            }
-            if more == out:
-                return out
-            out = more
 
     # -- messages ------------------------------------------------------------------------
     def user_name(self, core: str) -> str | None:

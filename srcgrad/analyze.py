@@ -106,10 +106,8 @@ class Facts:
     params: list[ast.arg] = field(default_factory=list)
     #: names given once a tuple or list display: how many elements it has
     lengths: dict[str, int] = field(default_factory=dict)
-    #: writes ``y[i] = v`` and ``xs.append(v)`` (ids) into memory other names refer to at
-    #: some time (see ``srcgrad.aliases``): reverse mode undoes them even where ``y`` is
-    #: not read
-    shared_writes: set[int] = field(default_factory=set)
+    #: which names may share memory (``srcgrad.aliases.Aliases``)
+    aliases: Any = None
 
     @property
     def active(self) -> set[str]:
@@ -262,9 +260,8 @@ def analyze(
                     changed = True
     from .aliases import aliases  # (it reads these facts)
 
-    found = aliases(norm, facts)
-    facts.shared_writes = found.shared_writes
-    in_place = {id(p.stmt): p.message for p in found.problems}
+    facts.aliases = aliases(norm, facts)
+    in_place = {id(p.stmt): p.message for p in facts.aliases.problems}
     for stmt in assigns:
         op = facts.ops[stmt]
         if op.key == "setitem":

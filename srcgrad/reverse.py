@@ -48,6 +48,7 @@ import numpy as np
 
 from .analyze import Facts, assigned_name, check_mode, is_setitem, walk_block
 from .builder import Builder, add, assign, comment, marker, name
+from .errors import UnsupportedSyntaxError
 from .forward import call_signature
 from .normalize import Normalized
 from .rules import instantiate
@@ -213,6 +214,9 @@ class _Reverse:
         for block in self.blocks.values():
             for stmt in block:
                 self.blocks_of[id(stmt)] = id(block)
+        # writes into memory another name refers to at some time: undone in the backward
+        # sweep even where their own name is not read (a value recorded may be that memory)
+        self.shared_writes = facts.aliases.shared_writes if facts.aliases else set()
         self.remat = self._rematerializable()
         self.borrowed = self._borrowed()
         self.invariant = self._invariant()
@@ -445,7 +449,7 @@ class _Reverse:
                 if isinstance(stmt, ast.Assign):
                     v = assigned_name(stmt)
                     if (
-                        (v in self.needed or id(stmt) in self.facts.shared_writes)
+                        (v in self.needed or id(stmt) in self.shared_writes)
                         and v in maybe
                         and v not in self.facts.loop_indices
                         and v not in self.invariant
@@ -641,6 +645,32 @@ class _Reverse:
             out.append(self._accumulate(a.id, name(part)))
         return out
 
+    def _kept(
+        self, value: ast.expr, body: list[ast.stmt], before: list[ast.stmt] | None = None
+    ) -> ast.expr:
+        """``value`` (a name the function returns to its caller), or a copy of it where
+        the backward sweep restores, in place, memory it may share (``y[0] = y_old``
+        would change it): the copy is taken in ``body`` before the adjoint statements
+        ``before`` (or at its end)."""
+        writes = [s for s, _ in walk_block(self.core) if is_setitem(s) and id(s) in self.pushed]
+        aliases = self.facts.aliases
+        if not (
+            isinstance(value, ast.Name) and writes and aliases and aliases.ends_in(value.id, writes)
+        ):
+            return value
+        if value.id in self.facts.sequences or self.facts.shape(value).rank is None:
+            raise self.norm.parsed.locator.error(
+                UnsupportedSyntaxError,
+                self.norm.origin.get(self.norm.tree.body[-1], self.norm.tree.body[-1]),
+                "srcgrad's reverse mode changes, in place, an array this function returns "
+                "inside a list, tuple or dict (it restores what later lines overwrote); "
+                "return a copy of that array (`y.copy()`) instead.",
+            )
+        kept = self.builder.namer.fresh(f"{value.id}_kept")
+        where = body.index(before[0]) if before and before[0] in body else len(body)
+        body.insert(where, assign(kept, self.builder.xp_call("copy", copy.deepcopy(value))))
+        return name(kept)
+
     def _zero(self, v: str, maybe_unbound: bool = False) -> ast.stmt:
         if maybe_unbound:
             return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", name(v)))
@@ -701,7 +731,7 @@ class _Reverse:
                     out.append(self._accumulate(v.id, last))
                 else:
                     out.append(ast.Expr(value=last))
-            if op.target in self.needed or id(stmt) in self.facts.shared_writes:  # as it was
+            if op.target in self.needed or id(stmt) in self.shared_writes:  # as it was
                 shrink = ast.Attribute(value=name(op.target), attr="pop", ctx=ast.Load())
                 out.append(ast.Expr(value=ast.Call(func=shrink, args=[], keywords=[])))
         if op.key == "pack" and id(stmt) in self.pushed:
@@ -1218,8 +1248,8 @@ class _Reverse:
         if kind == "vjp":
             check = builder.call("check_cotangent", name(seed_name), copy.deepcopy(out))
             body.append(ast.Expr(value=check))
-        if kind == "split":
-            body.append(marker(copy.deepcopy(out)))
+        if kind == "split":  # the value the caller gets: not changed by the adjoint's restores
+            body.append(marker(self._kept(copy.deepcopy(out), body)))
         for v in self.wrt + sorted(self.active - set(self.wrt)):
             if self.home.get(v) == id(top) and v != getattr(facts.returned, "id", None):
                 body.append(self._zero(v, maybe_unbound=v in unbound))
@@ -1238,9 +1268,10 @@ class _Reverse:
         result: ast.expr = grads[0] if len(grads) == 1 else ast.Tuple(elts=grads, ctx=ast.Load())
         value: ast.expr = copy.deepcopy(out)
         if norm.aux is not None:  # has_aux: (value, aux) and (gradient, aux)
-            value = ast.Tuple(elts=[value, name(norm.aux)], ctx=ast.Load())
+            aux = self._kept(name(norm.aux), body, before=adjoint)
+            value = ast.Tuple(elts=[value, aux], ctx=ast.Load())
             if kind == "grad":
-                result = ast.Tuple(elts=[result, name(norm.aux)], ctx=ast.Load())
+                result = ast.Tuple(elts=[result, copy.deepcopy(aux)], ctx=ast.Load())
         if kind == "value_and_grad":
             result = ast.Tuple(elts=[value, result], ctx=ast.Load())
         body.append(ast.Return(value=result))

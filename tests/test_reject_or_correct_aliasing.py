@@ -989,3 +989,52 @@ def test_random_alias_programs(program_directory: Any, source: str, seed: int) -
             np.testing.assert_array_equal(given_x, x)
     finally:
         sys.modules.pop(name, None)
+
+
+# -- what the function returns besides its value is not changed by the backward sweep -----
+
+
+def aux_written_array(x):
+    y = x * 2.0
+    y[0] = x[1] * 3.0
+    return np.sum(y * y), y
+
+
+def restored_in_callee(x):
+    y = x * 2.0
+    s = np.sum(np.sin(y))
+    y[0] = s
+    return y
+
+
+def aux_from_callee(x):
+    z = restored_in_callee(x)
+    return np.sum(z * z), z
+
+
+def aux_list_of_written(x):
+    y = x * 2.0
+    y[0] = x[1] * 3.0
+    return np.sum(y * y), [y, x]
+
+
+@pytest.mark.parametrize("func", [aux_written_array, aux_from_callee])
+@pytest.mark.parametrize("mode", MODES)
+def test_aux_is_what_the_function_returned(func, mode: str) -> None:
+    """has_aux: the auxiliary array is the one the function returns (the backward sweep
+    restores arrays in place; it gets a copy taken before), and the gradient is right."""
+    value, aux = func(X3.copy())
+    (got_value, got_aux), gradient = srcgrad.value_and_grad(func, has_aux=True, mode=mode)(X3)
+    np.testing.assert_allclose(got_value, value)
+    np.testing.assert_allclose(got_aux, aux)
+    np.testing.assert_allclose(
+        gradient, numeric_grad(lambda x: func(x)[0], (X3,)), rtol=1e-6, atol=1e-6
+    )
+    gradient, got_aux = srcgrad.grad(func, has_aux=True, mode=mode)(X3)
+    np.testing.assert_allclose(got_aux, aux)
+
+
+def test_aux_list_holding_a_restored_array_is_refused() -> None:
+    with pytest.raises(R, match=r"return a copy of that array") as info:
+        srcgrad.grad(aux_list_of_written, has_aux=True)(X3)
+    assert "return np.sum(y * y), [y, x]" in str(info.value)
