@@ -32,7 +32,9 @@ value but a 0-d array an array constructor made) is plain rebinding, never a pro
 from __future__ import annotations
 
 import ast
+import inspect
 import re
+import textwrap
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,6 +91,8 @@ class Aliases:
 
     #: each name's places at the end of the function
     final: dict[str, frozenset[Place]] = field(default_factory=dict)
+    #: the parameters whose memory the function may change in place (for its callers)
+    writes_arguments: set[str] = field(default_factory=set)
 
     def shared(self, stmt: ast.stmt, a: str, b: str) -> bool:
         """Whether names ``a`` and ``b`` may refer to the same memory just before ``stmt``
@@ -229,7 +233,15 @@ def aliases(norm: Normalized, facts: Facts) -> Aliases:
     result = Aliases(
         places=flow.at, elements=flow.elements, fresh_sites=flow.fresh_sites, final=flow.final
     )
-    result.problems = _Check(norm, facts, result).run()
+    check = _Check(norm, facts, result, flow.call_writes)
+    result.problems = check.run()
+    for stmt, _ in walk_block(norm.tree.body[:-1]):
+        for written in check.written(stmt):
+            result.writes_arguments |= {
+                p.name
+                for p in result.places[id(stmt)].get(written, frozenset())
+                if p.kind == "argument"
+            }
     for stmt, _ in walk_block(norm.tree.body[:-1]):
         if is_setitem(stmt) or is_append(stmt):
             y = stmt.targets[0].value.id if is_setitem(stmt) else stmt.value.func.value.id
@@ -259,6 +271,9 @@ class _Flow:
         self.summaries: dict[tuple, Any] = {}  # user functions' results, by (id, ranks)
         self.final: dict[str, frozenset[Place]] = {}  # each name's places at the end
         self.referrers: dict[Place, set[str]] = {}  # the names a place was ever given to
+        #: calls to user functions that change arguments in place: the callee, and the
+        #: (parameter, argument) pairs it changes
+        self.call_writes: dict[int, tuple[Any, list[tuple[str, ast.expr]]]] = {}
         self.grew = False
 
     def run(self) -> None:
@@ -460,7 +475,7 @@ class _Flow:
                 return self.unknown([rhs.args[i] for i in shared if i < len(rhs.args)], new, state)
             op = self.facts.ops.get(stmt)
             if is_user_function(callee) and op is not None and op.call_args is not None:
-                return self.user_call(callee, op.call_args, new, state)
+                return self.user_call(stmt, callee, op.call_args, new, state)
             # anything not known to make a new array may return an argument, or what one
             # holds
             return self.unknown(operands, new, state)
@@ -472,19 +487,25 @@ class _Flow:
         return self.unknown([func.value, *operands], new, state)
 
     def user_call(
-        self, callee: Any, args: list[ast.expr], new: Place, state: dict
+        self, stmt: ast.stmt, callee: Any, args: list[ast.expr], new: Place, state: dict
     ) -> frozenset[Place]:
         """A call to a user's function: its result shares memory with the arguments its
         returned value may share (found by this analysis of its own code), and with
-        nothing else; where that cannot be found, with any of them."""
+        nothing else; where that cannot be found, with any of them. Where it changes an
+        argument in place, the call is an in-place change of that argument here."""
         ranks = tuple(self.facts.shape(a).rank if isinstance(a, ast.Name) else 0 for a in args)
         key = (id(callee), ranks)  # (the same call is visited on every pass)
         if key not in self.summaries:
-            self.summaries[key] = _returned_places(callee, list(ranks))
+            self.summaries[key] = _summary(callee, list(ranks))
         summary = self.summaries[key]
-        if summary is None:
+        params = _parameter_names(callee)
+        if summary.writes:
+            self.at[id(stmt)] = dict(state)
+            changed = [(params[i], args[i]) for i in sorted(summary.writes) if i < len(args)]
+            self.call_writes[id(stmt)] = (callee, changed)
+        if summary.returns is None:
             return self.unknown(list(args), new, state)
-        indices, globals_ = summary
+        indices, globals_ = summary.returns, summary.globals
         places: frozenset[Place] = frozenset(globals_)
         for i in indices:
             places |= self.reach(self.of(args[i], state))
@@ -514,12 +535,24 @@ class _Flow:
 _SUMMARIZING: set[Any] = set()
 
 
-def _returned_places(func: Any, ranks: list[Any]) -> tuple[set[int], set[Place]] | None:
-    """For a user's function called with arguments of these ranks: the positions of the
-    parameters its returned value may share memory with (be, view, or hold), and the
-    globals; None where its code cannot be analyzed (or it is being analyzed already)."""
+@dataclass
+class _Callee:
+    """What a call to a user's function does to memory, for its caller."""
+
+    returns: set[int] | None  # the parameters its result may share (None: any of them)
+    globals: set[Place]  # the globals its result may share
+    writes: set[int]  # the parameters whose memory it may change in place
+
+
+def _summary(func: Any, ranks: list[Any]) -> _Callee:
+    """For a user's function called with arguments of these ranks: which parameters (by
+    position) and globals its result may be, view or hold, and which parameters it may
+    change in place, found by this analysis of its own code. Where that code cannot be
+    analyzed (or is being analyzed already: recursion), its result may share any
+    argument, and what it changes is read off its code (a write rooted at a parameter)."""
+    params = _parameter_names(func)
     if func in _SUMMARIZING:
-        return None
+        return _Callee(None, set(), _written_parameters(func, params))
     _SUMMARIZING.add(func)
     try:
         from .analyze import analyze
@@ -527,17 +560,77 @@ def _returned_places(func: Any, ranks: list[Any]) -> tuple[set[int], set[Place]]
         from .parse import parse
 
         norm = normalize(parse(func))
-        params = [a.arg for a in norm.tree.args.args]
-        facts = analyze(norm, [], dict(zip(params, ranks)))
-        flow = _Flow(norm, facts)
-        flow.run()
-        returned = flow.reach(flow.of(norm.tree.body[-1].value, flow.final))
+        facts = analyze(norm, [], dict(zip(params, ranks)), check=False)
     except Exception:  # noqa: BLE001 (any problem there: assume the worst here)
-        return None
+        return _Callee(None, set(), _written_parameters(func, params))
     finally:
         _SUMMARIZING.discard(func)
-    indices = {params.index(p.name) for p in returned if p.kind == "argument"}
-    return indices, {p for p in returned if p.kind == "global"}
+    found = facts.aliases
+    value = norm.tree.body[-1].value
+    returned: frozenset[Place] = frozenset()
+    if isinstance(value, ast.Name):
+        returned = found.reach(found.final.get(value.id, frozenset()))
+    return _Callee(
+        {params.index(p.name) for p in returned if p.kind == "argument"},
+        {p for p in returned if p.kind == "global"},
+        {params.index(p) for p in found.writes_arguments},
+    )
+
+
+def _parameter_names(func: Any) -> list[str]:
+    try:
+        return list(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+#: methods that change a list or an array in place
+_CHANGING_METHODS = frozenset(
+    "append extend insert pop remove clear sort reverse fill put resize itemset setfield "
+    "update setdefault popitem partition".split()
+)
+
+
+def _written_parameters(func: Any, params: list[str]) -> set[int]:
+    """The parameters (by position) whose memory a function's code visibly changes in
+    place: an assignment into an item or slice, ``+=``, or a changing method, on a
+    parameter or a name given one (or a view of one)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return set(range(len(params)))  # (no code to read: anything)
+    roots = {p: p for p in params}  # name -> the parameter it may share memory with
+    for _ in range(5):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, root = node.targets[0], _root(node.value)
+                if isinstance(target, ast.Name) and root in roots:
+                    roots.setdefault(target.id, roots[root])
+    written = set()
+    for node in ast.walk(tree):
+        where = None
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            for target in getattr(node, "targets", None) or [node.target]:
+                if isinstance(target, ast.Subscript) or isinstance(node, ast.AugAssign):
+                    where = _root(target)
+                    if where in roots:
+                        written.add(params.index(roots[where]))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _CHANGING_METHODS
+        ):
+            where = _root(node.func.value)
+            if where in roots:
+                written.add(params.index(roots[where]))
+    return written
+
+
+def _root(node: ast.expr) -> str | None:
+    """The name an expression is an item, slice, attribute or method result of."""
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _aged(place: Place) -> Place:
@@ -595,10 +688,13 @@ class _Check:
     """At each in-place change: the memory it changes must not be the caller's, and no
     other name that shares it may be read afterwards."""
 
-    def __init__(self, norm: Normalized, facts: Facts, found: Aliases) -> None:
+    def __init__(
+        self, norm: Normalized, facts: Facts, found: Aliases, call_writes: dict[int, Any]
+    ) -> None:
         self.norm = norm
         self.facts = facts
         self.found = found
+        self.call_writes = call_writes
         self.user_names = {
             n.id for n in ast.walk(norm.parsed.tree) if isinstance(n, ast.Name)
         } | set(norm.parsed.params)
@@ -648,8 +744,29 @@ class _Check:
         return live
 
     # -- one in-place change -------------------------------------------------------------
+    def written(self, stmt: ast.stmt) -> list[str]:
+        """The names whose memory an in-place statement changes (none for ``+=`` on a
+        number, which rebinds it)."""
+        if id(stmt) not in self.found.places:
+            return []
+        at = self.found.places[id(stmt)]
+        if id(stmt) in self.call_writes:
+            _, changed = self.call_writes[id(stmt)]
+            return [a.id for _, a in changed if isinstance(a, ast.Name)]
+        if stmt in self.norm.updates:
+            written = self.norm.updates[stmt]
+            rank = self.facts.shape(ast.Name(id=written)).rank
+            if rank == 0 and not any(self.zero_d(p) for p in at.get(written, frozenset())):
+                return []
+            return [written]
+        if is_append(stmt) or _popped(stmt) is not None:
+            return [_popped(stmt) or stmt.value.func.value.id]
+        return [stmt.targets[0].value.id]
+
     def check(self, stmt: ast.stmt) -> str | None:
         at = self.found.places[id(stmt)]
+        if id(stmt) in self.call_writes:
+            return self.call_message(stmt)
         if stmt in self.norm.updates:
             written = self.norm.updates[stmt]
             rank = self.facts.shape(ast.Name(id=written)).rank
@@ -688,6 +805,17 @@ class _Check:
         return op is not None and any(op.callee is f for f in _ARRAY_MAKERS)
 
     # -- messages ------------------------------------------------------------------------
+    def call_message(self, stmt: ast.stmt) -> str:
+        callee, changed = self.call_writes[id(stmt)]
+        param, arg = changed[0]
+        given = f" (given {self.describe(arg.id)})" if isinstance(arg, ast.Name) else ""
+        return (
+            f"{self.what(stmt)} calls {callee.__qualname__!r}, which changes its argument "
+            f"`{param}`{given} in place; srcgrad does not follow changes made inside a called "
+            f"function: have {callee.__qualname__!r} work on a copy (`{param} = "
+            f"{param}.copy()` first) and return what it computes."
+        )
+
     def user_name(self, core: str) -> str | None:
         """The user's name for a core name (``x_1`` is a new version of ``x``)."""
         if core in self.user_names:

@@ -163,11 +163,13 @@ def analyze(
     ranks: dict[str, Any],
     mode: str | None = None,
     wide: dict[str, tuple[bool, ...]] | None = None,
+    check: bool = True,
 ) -> Facts:
     """Classify every statement, then compute shapes and activity. ``mode`` ("jvp" or
     "vjp"): the transform that follows, where a runtime helper has a rule for the other
     one only (its source is differentiated instead). ``wide``: for array parameters, which
-    axes of their arguments are not of length 1."""
+    axes of their arguments are not of length 1. ``check=False``: the facts alone, with
+    no error for what could not be differentiated (for the alias analysis of a callee)."""
     wide = wide or {}
     facts = Facts(mode=mode, params=list(norm.tree.args.args))
     env = norm.parsed.env
@@ -262,7 +264,7 @@ def analyze(
 
     facts.aliases = aliases(norm, facts)
     in_place = {id(p.stmt): p.message for p in facts.aliases.problems}
-    for stmt in assigns:
+    for stmt in assigns if check else []:
         op = facts.ops[stmt]
         if op.key == "setitem":
             _check_fresh(norm, facts, op)

@@ -647,7 +647,73 @@ def write_into_list(x):
     return np.sum(ys[0])
 
 
+def fill(a):
+    a[0] = 1.0
+    return 0.0
+
+
+def fill_through_alias(a):
+    b = a
+    b[1] = 2.0
+    return 0.0
+
+
+def fill_through_callee(a):
+    return fill(a)
+
+
+def fill_opaquely(a):
+    try:  # (srcgrad cannot analyze this function: its code is read for writes)
+        a[0] = 1.0
+    except ValueError:
+        pass
+    return 0.0
+
+
+def read_opaquely(a):
+    try:
+        v = float(a[0])
+    except ValueError:
+        v = 0.0
+    return v
+
+
+def callee_writes_inactive_argument(x, buf):
+    s = np.sum(x * buf)
+    t = fill(buf)
+    return s + t + np.sum(x * buf)
+
+
+def callee_writes_local(x):
+    y = x * 2.0
+    t = fill(y)
+    return np.sum(y * x) + t
+
+
+def callee_writes_through_alias(x):
+    y = x * 2.0
+    t = fill_through_alias(y)
+    return np.sum(y * x) + t
+
+
+def callee_writes_through_its_callee(x):
+    y = x * 2.0
+    t = fill_through_callee(y)
+    return np.sum(y * x) + t
+
+
+def opaque_callee_writes(x, buf):
+    t = fill_opaquely(buf)
+    return np.sum(x * buf) + t
+
+
+def opaque_callee_reads(x, buf):
+    t = read_opaquely(buf)
+    return np.sum(x * buf) + t
+
+
 R = srcgrad.UnsupportedSyntaxError
+B3 = np.array([3.0, 4.0, 5.0])
 ALIAS_REFUSED = [
     Refused(alias_then_argument_update, (X3,), R, "`y` shares that memory (`y = x`)", "x += 1"),
     Refused(alias_then_local_update, (X3,), R, "`y = a.copy()`", "a += 1"),
@@ -673,6 +739,11 @@ ALIAS_REFUSED = [
     Refused(global_list_appended_by_name, (X3,), R, "the global `G_LIST`", "ys.append(x)"),
     Refused(tuple_element_updated, (X3,), R, "`t` changes too", "a *= np.cos(x)"),
     Refused(write_into_list, (X3,), R, "holds a list or tuple", "ys[0] = x * 3.0"),
+    Refused(callee_writes_inactive_argument, (X3, B3), R, "(given `buf`)", "t = fill(buf)"),
+    Refused(callee_writes_local, (X3,), R, "changes its argument `a`", "t = fill(y)"),
+    Refused(callee_writes_through_alias, (X3,), R, "fill_through_alias", "t = fill_through"),
+    Refused(callee_writes_through_its_callee, (X3,), R, "fill_through_callee", "t = fill_th"),
+    Refused(opaque_callee_writes, (X3, B3), R, "fill_opaquely", "t = fill_opaquely(buf)"),
 ]
 
 
@@ -808,6 +879,7 @@ ALIAS_RIGHT = [
     Right(number_shared, (X3,)),
     Right(number_argument_updated, (X3, 2)),
     Right(local_product_updated, (X3,)),
+    Right(opaque_callee_reads, (X3, B3), B3),
 ]
 
 
