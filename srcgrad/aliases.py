@@ -233,7 +233,7 @@ def aliases(norm: Normalized, facts: Facts) -> Aliases:
     result = Aliases(
         places=flow.at, elements=flow.elements, fresh_sites=flow.fresh_sites, final=flow.final
     )
-    check = _Check(norm, facts, result, flow.call_writes)
+    check = _Check(norm, facts, result, flow.call_writes, flow.out_writes)
     result.problems = check.run()
     for stmt, _ in walk_block(norm.tree.body[:-1]):
         for written in check.written(stmt):
@@ -274,6 +274,8 @@ class _Flow:
         #: calls to user functions that change arguments in place: the callee, and the
         #: (parameter, argument) pairs it changes
         self.call_writes: dict[int, tuple[Any, list[tuple[str, ast.expr]]]] = {}
+        #: calls that change an argument in place (out=, np.copyto, .sort()): which one
+        self.out_writes: dict[int, ast.expr] = {}
         self.grew = False
 
     def run(self) -> None:
@@ -460,6 +462,10 @@ class _Flow:
     def call(self, stmt: ast.Assign, rhs: ast.Call, new: Place, state: dict) -> frozenset[Place]:
         func = rhs.func
         operands = [*rhs.args, *(k.value for k in rhs.keywords)]
+        changed = _changed_by_call(rhs, self.env, self.local)
+        if changed is not None:  # out=y, np.fill_diagonal(y, v), y.sort(): y, in place
+            self.at[id(stmt)] = dict(state)
+            self.out_writes[id(stmt)] = changed
         if is_static(func, self.env, self.local):
             callee = resolve_static(func, self.env)
             module = getattr(callee, "__module__", None) or ""
@@ -626,6 +632,39 @@ def _written_parameters(func: Any, params: list[str]) -> set[int]:
     return written
 
 
+#: numpy functions that change their first argument in place (and return None)
+_CHANGING_FUNCTIONS = tuple(
+    f
+    for f in (
+        np.fill_diagonal,
+        np.copyto,
+        np.put,
+        np.place,
+        np.putmask,
+        getattr(np, "put_along_axis", None),
+        np.random.shuffle,
+    )
+    if f is not None
+)
+
+
+def _changed_by_call(call: ast.Call, env: dict, local: set[str]) -> ast.expr | None:
+    """The argument a call changes in place: ``out=``'s, a changing method's receiver
+    (``y.sort()``; ``xs.pop()`` is followed as such), a changing numpy function's first."""
+    for k in call.keywords:
+        if k.arg == "out" and not (isinstance(k.value, ast.Constant) and k.value.value is None):
+            return k.value
+    func = call.func
+    if is_static(func, env, local):
+        callee = resolve_static(func, env)
+        if any(callee is f for f in _CHANGING_FUNCTIONS) and call.args:
+            return call.args[0]
+        return None
+    if isinstance(func, ast.Attribute) and func.attr in _CHANGING_METHODS - {"pop", "append"}:
+        return func.value
+    return None
+
+
 def _root(node: ast.expr) -> str | None:
     """The name an expression is an item, slice, attribute or method result of."""
     while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
@@ -689,12 +728,18 @@ class _Check:
     other name that shares it may be read afterwards."""
 
     def __init__(
-        self, norm: Normalized, facts: Facts, found: Aliases, call_writes: dict[int, Any]
+        self,
+        norm: Normalized,
+        facts: Facts,
+        found: Aliases,
+        call_writes: dict[int, Any],
+        out_writes: dict[int, ast.expr],
     ) -> None:
         self.norm = norm
         self.facts = facts
         self.found = found
         self.call_writes = call_writes
+        self.out_writes = out_writes
         self.user_names = {
             n.id for n in ast.walk(norm.parsed.tree) if isinstance(n, ast.Name)
         } | set(norm.parsed.params)
@@ -750,6 +795,9 @@ class _Check:
         if id(stmt) not in self.found.places:
             return []
         at = self.found.places[id(stmt)]
+        if id(stmt) in self.out_writes:
+            out = self.out_writes[id(stmt)]
+            return [out.id] if isinstance(out, ast.Name) else []
         if id(stmt) in self.call_writes:
             _, changed = self.call_writes[id(stmt)]
             return [a.id for _, a in changed if isinstance(a, ast.Name)]
@@ -765,6 +813,15 @@ class _Check:
 
     def check(self, stmt: ast.stmt) -> str | None:
         at = self.found.places[id(stmt)]
+        if id(stmt) in self.out_writes:
+            out = self.out_writes[id(stmt)]
+            name = self.describe(out.id) if isinstance(out, ast.Name) else "an array"
+            return (
+                f"{self.what(stmt)} changes {name} in place, which srcgrad does not follow: "
+                "compute a new array instead (leave out `out=` and assign the result; "
+                "`np.sort(y)` for `y.sort()`; item assignment into a copy, `D = D.copy()` "
+                "then `D[i, j] = v`, for np.fill_diagonal and np.copyto)."
+            )
         if id(stmt) in self.call_writes:
             return self.call_message(stmt)
         if stmt in self.norm.updates:

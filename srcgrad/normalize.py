@@ -400,6 +400,15 @@ class _Normalizer:
                 in ("check_scalar", "check_cotangent")
             ):  # generated code checking its arguments: nothing to differentiate
                 return
+            if isinstance(call, ast.Call):  # (np.fill_diagonal(D, 1.0), y.sort(): None)
+                raise self.fail(
+                    stmt,
+                    f"`{ast.unparse(call)}` is a call whose result is not used: where it "
+                    "changes an array in place (as np.fill_diagonal, np.copyto, .sort(), "
+                    ".fill() and out= do), srcgrad cannot follow it; compute a new array "
+                    "instead, or write with item assignment into an array the function made "
+                    "(`D = D.copy()`, then `D[i, j] = v`). Where it has no effect, remove it.",
+                )
             raise self.fail(
                 stmt,
                 "an expression statement has no effect on the returned value, or changes a "

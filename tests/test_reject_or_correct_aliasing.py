@@ -712,6 +712,41 @@ def opaque_callee_reads(x, buf):
     return np.sum(x * buf) + t
 
 
+def out_argument(x):
+    y = np.zeros(3)
+    z = np.multiply(x, 2.0, out=y)
+    return np.sum(y * x) + np.sum(z)
+
+
+def out_into_inactive(x, buf):
+    s = np.sum(x * buf)
+    z = np.multiply(buf, 2.0, out=buf)
+    return s + np.sum(x * buf) + np.sum(z)
+
+
+def sort_method_assigned(x):
+    y = x * 1.0
+    _ = y.sort()
+    return np.sum(y * x)
+
+
+def fill_diagonal_assigned(x):
+    D = np.outer(x, x)
+    _ = np.fill_diagonal(D, 1.0)
+    return np.sum(D * D)
+
+
+def fill_diagonal_statement(x):
+    D = np.outer(x, x)
+    np.fill_diagonal(D, 1.0)
+    return np.sum(D * D)
+
+
+def copyto_statement(x, buf):
+    np.copyto(buf, x)
+    return np.sum(x * buf)
+
+
 R = srcgrad.UnsupportedSyntaxError
 B3 = np.array([3.0, 4.0, 5.0])
 ALIAS_REFUSED = [
@@ -735,7 +770,7 @@ ALIAS_REFUSED = [
     Refused(alias_carried_by_loop, (X3,), R, "`prev = y.copy()`", "y[0] = x[1] * i"),
     Refused(zero_d_array_shared, (X3,), R, "`u` shares that memory", "t += x[0]"),
     Refused(global_array_written, (X3,), R, "the global `G_ARRAY`", "y[0] = x[0]"),
-    Refused(global_list_appended, (X3,), R, "changes a value in place", "G_LIST.append(x)"),
+    Refused(global_list_appended, (X3,), R, "result is not used", "G_LIST.append(x)"),
     Refused(global_list_appended_by_name, (X3,), R, "the global `G_LIST`", "ys.append(x)"),
     Refused(tuple_element_updated, (X3,), R, "`t` changes too", "a *= np.cos(x)"),
     Refused(write_into_list, (X3,), R, "holds a list or tuple", "ys[0] = x * 3.0"),
@@ -744,6 +779,12 @@ ALIAS_REFUSED = [
     Refused(callee_writes_through_alias, (X3,), R, "fill_through_alias", "t = fill_through"),
     Refused(callee_writes_through_its_callee, (X3,), R, "fill_through_callee", "t = fill_th"),
     Refused(opaque_callee_writes, (X3, B3), R, "fill_opaquely", "t = fill_opaquely(buf)"),
+    Refused(out_argument, (X3,), R, "changes `y` in place", "z = np.multiply(x, 2.0, out=y)"),
+    Refused(out_into_inactive, (X3, B3), R, "changes `buf` in place", "out=buf)"),
+    Refused(sort_method_assigned, (X3,), R, "`np.sort(y)`", "_ = y.sort()"),
+    Refused(fill_diagonal_assigned, (X3,), R, "changes `D` in place", "_ = np.fill_diagonal"),
+    Refused(fill_diagonal_statement, (X3,), R, "`D = D.copy()`", "np.fill_diagonal(D, 1.0)"),
+    Refused(copyto_statement, (X3, B3), R, "is a call whose result is not used", "np.copyto"),
 ]
 
 
