@@ -466,6 +466,12 @@ class _Flow:
         if changed is not None:  # out=y, np.fill_diagonal(y, v), y.sort(): y, in place
             self.at[id(stmt)] = dict(state)
             self.out_writes[id(stmt)] = changed
+        if any(  # np.array(x, copy=False), x.astype(t, copy=False): perhaps x itself
+            k.arg == "copy" and not (isinstance(k.value, ast.Constant) and k.value.value is True)
+            for k in rhs.keywords
+        ):
+            receiver = [func.value] if isinstance(func, ast.Attribute) else []
+            return self.unknown([*receiver, *operands], new, state)
         if is_static(func, self.env, self.local):
             callee = resolve_static(func, self.env)
             module = getattr(callee, "__module__", None) or ""

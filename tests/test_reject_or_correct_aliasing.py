@@ -712,6 +712,13 @@ def opaque_callee_reads(x, buf):
     return np.sum(x * buf) + t
 
 
+def astype_without_copy(x):
+    y = x * 2.0
+    z = y.astype(float, copy=False)
+    z[0] = 0.0
+    return np.sum(y * x)
+
+
 def out_argument(x):
     y = np.zeros(3)
     z = np.multiply(x, 2.0, out=y)
@@ -779,6 +786,7 @@ ALIAS_REFUSED = [
     Refused(callee_writes_through_alias, (X3,), R, "fill_through_alias", "t = fill_through"),
     Refused(callee_writes_through_its_callee, (X3,), R, "fill_through_callee", "t = fill_th"),
     Refused(opaque_callee_writes, (X3, B3), R, "fill_opaquely", "t = fill_opaquely(buf)"),
+    Refused(astype_without_copy, (X3,), R, "`y` changes too", "z[0] = 0.0"),
     Refused(out_argument, (X3,), R, "changes `y` in place", "z = np.multiply(x, 2.0, out=y)"),
     Refused(out_into_inactive, (X3, B3), R, "changes `buf` in place", "out=buf)"),
     Refused(sort_method_assigned, (X3,), R, "`np.sort(y)`", "_ = y.sort()"),
