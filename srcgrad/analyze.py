@@ -9,6 +9,8 @@ Out: :class:`Facts`:
 - ``varied``: names whose value depends on a ``wrt`` parameter;
   ``useful``: names the returned value depends on; ``active``: both, the
   names that get a tangent or an adjoint;
+- ``aliases``: which names may share memory (:mod:`srcgrad.aliases`); an in-place
+  change another name would see, or one into the caller's data, is an error here;
 - ``shapes``: for every name, a :class:`Shape`: its rank where known, and a
   *broadcast key*, the set of values whose shapes broadcast together to give
   its shape. Two names with equal keys provably have equal shapes, which lets
@@ -263,8 +265,10 @@ def analyze(
     from .aliases import aliases  # (it reads these facts)
 
     facts.aliases = aliases(norm, facts)
+    if not check:
+        return facts
     in_place = {id(p.stmt): p.message for p in facts.aliases.problems}
-    for stmt in assigns if check else []:
+    for stmt in assigns:
         op = facts.ops[stmt]
         if op.key == "setitem":
             _check_fresh(norm, facts, op)
