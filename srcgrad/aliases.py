@@ -453,9 +453,18 @@ class _Flow:
                 self.hold(frozenset({new}), self.inside(receiver))
                 return frozenset({new})
             return self.inside(receiver, rhs.slice)
-        if x is not None and self.facts.shape(rhs.value).rank is not None:  # an array
+        rank = self.facts.shape(rhs.value).rank if x is not None else None
+        if rank is not None:  # an array
             if any(isinstance(p, ast.Name) and (self.facts.shape(p).rank or 0) > 0 for p in parts):
                 return frozenset({new})  # advanced indexing copies
+            numbers = [
+                p
+                for p in parts
+                if (isinstance(p, ast.Constant) and type(p.value) is int)
+                or (isinstance(p, ast.Name) and self.facts.shape(p).rank == 0)
+            ]
+            if len(numbers) == len(parts) == rank:
+                return frozenset()  # one element: a number, not a view
             return receiver
         return receiver | self.inside(receiver, rhs.slice)
 

@@ -914,6 +914,13 @@ def local_product_updated(x):
     return np.sum(y * x)
 
 
+def element_read_then_written(x):
+    y = x * 2.0
+    s = y[0]
+    y[0] = x[1] * x[2]
+    return s * np.sum(y * x)
+
+
 ALIAS_RIGHT = [
     Right(view_of_copy_not_read_again, (X3,)),
     Right(view_written_base_dead, (X3,), np.array([4.0, 6.0, 4.0])),
@@ -929,6 +936,7 @@ ALIAS_RIGHT = [
     Right(number_argument_updated, (X3, 2)),
     Right(local_product_updated, (X3,)),
     Right(opaque_callee_reads, (X3, B3), B3),
+    Right(element_read_then_written, (X3,)),
 ]
 
 
