@@ -672,9 +672,14 @@ def _changed_by_call(call: ast.Call, env: dict, local: set[str]) -> ast.expr | N
     func = call.func
     if is_static(func, env, local):
         callee = resolve_static(func, env)
-        if any(callee is f for f in _CHANGING_FUNCTIONS) and call.args:
-            return call.args[0]
+        ufunc_at = isinstance(getattr(callee, "__self__", None), np.ufunc) and (
+            getattr(callee, "__name__", None) == "at"
+        )
+        if (ufunc_at or any(callee is f for f in _CHANGING_FUNCTIONS)) and call.args:
+            return call.args[0]  # (np.add.at(y, i, v), np.fill_diagonal(y, v))
         return None
+    if isinstance(func, ast.Attribute) and func.attr == "shuffle" and call.args:
+        return call.args[0]  # rng.shuffle(y)
     if isinstance(func, ast.Attribute) and func.attr in _CHANGING_METHODS - {"pop", "append"}:
         return func.value
     return None

@@ -754,6 +754,18 @@ def copyto_statement(x, buf):
     return np.sum(x * buf)
 
 
+def ufunc_at_into_inactive(x, buf):
+    s = np.sum(x * buf)
+    _ = np.add.at(buf, [0, 0], 1.0)
+    return s + np.sum(x * buf)
+
+
+def shuffled_by_generator(x, rng):
+    y = x * 2.0
+    _ = rng.shuffle(y)
+    return np.sum(y * x)
+
+
 R = srcgrad.UnsupportedSyntaxError
 B3 = np.array([3.0, 4.0, 5.0])
 ALIAS_REFUSED = [
@@ -793,6 +805,10 @@ ALIAS_REFUSED = [
     Refused(fill_diagonal_assigned, (X3,), R, "changes `D` in place", "_ = np.fill_diagonal"),
     Refused(fill_diagonal_statement, (X3,), R, "`D = D.copy()`", "np.fill_diagonal(D, 1.0)"),
     Refused(copyto_statement, (X3, B3), R, "is a call whose result is not used", "np.copyto"),
+    Refused(ufunc_at_into_inactive, (X3, B3), R, "changes `buf` in place", "np.add.at"),
+    Refused(
+        shuffled_by_generator, (X3, np.random.default_rng(0)), R, "`y` in place", "rng.shuffle"
+    ),
 ]
 
 
