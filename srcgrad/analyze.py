@@ -9,6 +9,8 @@ Out: :class:`Facts`:
 - ``varied``: names whose value depends on a ``wrt`` parameter;
   ``useful``: names the returned value depends on; ``active``: both, the
   names that get a tangent or an adjoint;
+- ``aliases``: which names may share memory (:mod:`srcgrad.aliases`); an in-place
+  change another name would see, or one into the caller's data, is an error here;
 - ``shapes``: for every name, a :class:`Shape`: its rank where known, and a
   *broadcast key*, the set of values whose shapes broadcast together to give
   its shape. Two names with equal keys provably have equal shapes, which lets
@@ -114,6 +116,8 @@ class Facts:
     params: list[ast.arg] = field(default_factory=list)
     #: names given once a tuple or list display: how many elements it has
     lengths: dict[str, int] = field(default_factory=dict)
+    #: which names may share memory (``srcgrad.aliases.Aliases``)
+    aliases: Any = None
 
     @property
     def active(self) -> set[str]:
@@ -169,11 +173,13 @@ def analyze(
     ranks: dict[str, Any],
     mode: str | None = None,
     wide: dict[str, tuple[bool, ...]] | None = None,
+    check: bool = True,
 ) -> Facts:
     """Classify every statement, then compute shapes and activity. ``mode`` ("jvp" or
     "vjp"): the transform that follows, where a runtime helper has a rule for the other
     one only (its source is differentiated instead). ``wide``: for array parameters, which
-    axes of their arguments are not of length 1."""
+    axes of their arguments are not of length 1. ``check=False``: the facts alone, with
+    no error for what could not be differentiated (for the alias analysis of a callee)."""
     wide = wide or {}
     facts = Facts(mode=mode, params=list(norm.tree.args.args))
     env = norm.parsed.env
@@ -264,10 +270,21 @@ def analyze(
                 if new:
                     facts.useful |= new
                     changed = True
+    from .aliases import aliases  # (it reads these facts)
+
+    facts.aliases = aliases(norm, facts)
+    if not check:
+        return facts
+    in_place = {id(p.stmt): p.message for p in facts.aliases.problems}
     mixed = _mixed_elements(facts, assigns)
     complex_values = _complex_values(facts, assigns, env)
     for stmt in assigns:
         op = facts.ops[stmt]
+        if op.key == "setitem":
+            _check_fresh(norm, facts, op)
+        if id(stmt) in in_place:
+            user = norm.origin.get(stmt, stmt)
+            raise norm.parsed.locator.error(UnsupportedSyntaxError, user, in_place[id(stmt)])
         if op.target in facts.active:
             _check_supported(norm, facts, op, env, complex_values)
         if op.key == "pack" and not op.problem:
@@ -276,8 +293,6 @@ def analyze(
             raise _no_derivative(norm, op)
         if op.target in facts.useful:
             _check_modeled(norm, facts, op, mixed)
-        if op.key == "setitem":
-            _check_fresh(norm, facts, op)
     return facts
 
 
@@ -626,52 +641,20 @@ def check_mode(norm: Normalized, facts: Facts, mode: str) -> None:
                 )
 
 
-#: operations whose result is a new array, safe to write into
-_FRESH_CALLS = {
-    np.zeros,
-    np.ones,
-    np.empty,
-    np.full,
-    np.array,
-    np.copy,
-    np.zeros_like,
-    np.ones_like,
-    np.empty_like,
-    np.full_like,
-    np.arange,
-    np.linspace,
-    np.eye,
-}
-
-
 def _check_fresh(norm: Normalized, facts: Facts, op: Op) -> None:
-    """``y[i] = v`` is differentiated only where ``y`` is an array the function made:
-    writing into an argument, or a view of one, would change the caller's data."""
+    """``y[i] = v`` is differentiated where ``y`` holds an array (not a list or tuple);
+    whose memory it may write into is the alias analysis's question (``srcgrad.aliases``:
+    not the caller's, and no other name read afterwards may share it)."""
     y = op.target
     defs = [s for s, _ in facts.definitions.get(y, []) if not is_setitem(s)]
-    problem = None
-    if not defs:
-        problem = f"{y!r} is an argument of the function"
-    for stmt in defs:
-        other = facts.ops[stmt]
-        fresh = (
-            (other.rule is not None and other.rule.elementwise and other.key != "copy")
-            or other.key == ("method", "copy")
-            or any(other.callee is f for f in _FRESH_CALLS)
-            # generated code differentiated again: adjoints of indexing are new arrays
-            or getattr(other.callee, "__srcgrad_helper__", None)
-            in ("index_adjoint", "index_adjoint_add")
-        )
-        if not fresh:
-            problem = f"{y!r} may share memory with another array (it is `{ast.unparse(stmt)}`)"
-    if problem:
+    if y in facts.sequences or any(makes_sequence(facts.ops.get(s)) for s in defs):
         user = norm.origin.get(op.stmt, op.stmt)
         raise norm.parsed.locator.error(
             UnsupportedSyntaxError,
             user,
-            f"srcgrad differentiates `{y}[...] = ...` only when {y!r} is an array the function "
-            f"made itself, and {problem}; write into a copy instead, e.g. `{y} = {y}.copy()` "
-            "or `np.zeros_like(...)`.",
+            f"srcgrad differentiates `{y}[...] = ...` only when `{y}` is an array; here it "
+            "holds a list or tuple: build a new list with `append`, or make an array "
+            "(`np.array(...)`, `np.stack(...)`) and write into a copy of it.",
         )
 
 

@@ -114,6 +114,10 @@ class Normalized:
     parsed: ParsedFunction
     temps: set[str]  # names of the temporaries normalize made
     aux: str | None = None  # has_aux: the name holding the auxiliary output
+    #: ``x += v`` on a variable is spelled ``x = x + v``, a new array, where numpy changes
+    #: ``x``'s array in place: each such assignment, and the name whose array numpy changes
+    #: (``x_1 = x + v``: ``x``), for the alias analysis to check that no other name sees it
+    updates: dict[ast.stmt, str] = dataclasses.field(default_factory=dict)
     #: the names loops iterate by position (``for k in X``: ``X``), with where the user's
     #: code names what they iterate (the key ``dicts`` takes; see ``with_dict_keys``)
     iterated: dict[str, tuple[int, int, int, int]] = dataclasses.field(default_factory=dict)
@@ -228,6 +232,7 @@ class _Normalizer:
         self.dicts = dicts or {}  # where a loop names a dict -> its keys
         self.iterated: dict[str, tuple[int, int, int, int]] = {}
         self.mutable: set[str] = set()  # names assigned inside if/for/while: never versioned
+        self.updates: dict[ast.stmt, str] = {}  # see Normalized.updates
 
     @contextlib.contextmanager
     def block(self, into: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
@@ -346,6 +351,7 @@ class _Normalizer:
             temps=self.temps,
             iterated=self.iterated,
             dicts=self.dicts,
+            updates=self.updates,
         )
 
     def returned(self, value: ast.expr | None) -> ast.expr:
@@ -390,6 +396,8 @@ class _Normalizer:
             left = self.load(stmt.target.id, stmt.target)
             value = ast.BinOp(left=left, op=stmt.op, right=self.atom(stmt.value))
             self.assign_user(stmt.target.id, value)
+            if isinstance(left, ast.Name):
+                self.updates[self.body[-1]] = left.id
         elif isinstance(stmt, ast.Expr):
             if _is_docstring(stmt):
                 return
@@ -417,6 +425,15 @@ class _Normalizer:
                 in ("check_scalar", "check_cotangent")
             ):  # generated code checking its arguments: nothing to differentiate
                 return
+            if isinstance(call, ast.Call):  # (np.fill_diagonal(D, 1.0), y.sort(): None)
+                raise self.fail(
+                    stmt,
+                    f"`{ast.unparse(call)}` is a call whose result is not used: where it "
+                    "changes an array in place (as np.fill_diagonal, np.copyto, .sort(), "
+                    ".fill() and out= do), srcgrad cannot follow it; compute a new array "
+                    "instead, or write with item assignment into an array the function made "
+                    "(`D = D.copy()`, then `D[i, j] = v`). Where it has no effect, remove it.",
+                )
             raise self.fail(
                 stmt,
                 "an expression statement has no effect on the returned value, or changes a "

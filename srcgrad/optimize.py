@@ -16,6 +16,8 @@ them to a fixed point:
 - :func:`simplify`: ``g * 1.0 is ``g``, ``-(-g)`` is ``g``, ``2 - 1`` is
   ``1``, ``x ** 1`` is ``x``, ``a + -b`` is ``a - b``; in a chain of products the
   powers of two and signs merge into one constant (``g / (2 * u) * 2`` is ``g / u``);
+  never where the fold would make a value share memory with an array the code later
+  writes into in place (:func:`written_in_place`);
 - :func:`eliminate_dead_code`: assignments nobody reads, and comments whose
   block became empty, go;
 - :func:`inline_temporaries` (last, once): a temporary read once is written
@@ -32,6 +34,8 @@ import math
 import operator
 from collections import Counter
 from collections.abc import Iterator
+
+import numpy as np
 
 from .analyze import is_append
 from .builder import is_comment
@@ -363,6 +367,106 @@ def _written_into(stmt: ast.stmt) -> set[str]:
     return out
 
 
+#: array attributes that are values of their own, not views of the array
+_VALUE_ATTRIBUTES = frozenset("shape size ndim dtype itemsize nbytes".split())
+#: array functions and methods (besides ufuncs) whose result is always a new array
+_NEW_ARRAYS = frozenset(
+    "array copy zeros_like ones_like full_like empty_like zeros ones full empty arange "
+    "sum mean prod std var max min amax amin cumsum cumprod dot matmul outer inner "
+    "tensordot where clip concatenate stack hstack vstack tile repeat sort".split()
+)
+
+
+def shares(value: ast.expr) -> set[str]:
+    """Names whose arrays the value of ``value`` may be, or be a view of: a name, an
+    attribute (``.T``) or index of one, a call that may return an argument or a view of
+    one (``unbroadcast(g, x)`` returns ``g`` where the shapes agree, ``np.reshape``);
+    arithmetic, ufuncs and the functions of ``_NEW_ARRAYS`` make new arrays."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, ast.Attribute):
+        return set() if value.attr in _VALUE_ATTRIBUTES else shares(value.value)
+    if isinstance(value, ast.Subscript):
+        return shares(value.value)
+    if isinstance(value, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare)):
+        return set()
+    if isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Attribute) and (
+            func.attr in _NEW_ARRAYS or isinstance(getattr(np, func.attr, None), np.ufunc)
+        ):
+            return set()
+        out = shares(func.value) if isinstance(func, ast.Attribute) else set()
+        for arg in [*value.args, *(k.value for k in value.keywords)]:
+            out |= shares(arg)
+        return out
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return set().union(*(shares(e) for e in value.elts))
+    return set(reads(value))
+
+
+def _stmt_shares(stmt: ast.stmt) -> set[str]:
+    """Names whose arrays the value a statement stores, pushes or returns may share."""
+    value = getattr(stmt, "value", None)
+    if is_append(stmt):
+        return set().union(*(shares(a) for a in value.args))
+    if isinstance(stmt, (ast.Assign, ast.Return)) and value is not None:
+        return shares(value)
+    return set()
+
+
+def written_in_place(body: list[ast.stmt], params: set[str] = frozenset()) -> set[str]:
+    """Names whose arrays may be written into in place (``y[i] = v``, ``y += v``), and
+    every name that may share memory with one (``a = y``, ``a = y.T``, ``t.append(y)``
+    and ``b = t.pop()``), found by joining names into groups through assignments. Only
+    the function's own names join (those it assigns, and ``params``): not the modules and
+    helpers it calls (``np`` in ``np.reshape(y, s)``).
+
+    A write right after its name was given a new array (``y_bar = y_bar.copy();
+    y_bar[i] = 0.0``) reaches no other name and does not count.
+    """
+    own = set(params) | {n for s in _statements(body) for n in writes(s)}
+    parent: dict[str, str] = {}
+
+    def find(n: str) -> str:
+        while parent.get(n, n) != n:
+            n = parent[n]
+        return n
+
+    def join(a: str, b: str) -> None:
+        parent[find(a)] = find(b)
+
+    written: set[str] = set()
+    for block in blocks(body):
+        for k, stmt in enumerate(block):
+            if isinstance(stmt, ast.Assign) or is_append(stmt):
+                if is_append(stmt):
+                    names = [n for n in [stmt.value.func.value] if isinstance(n, ast.Name)]
+                    names = [n.id for n in names]
+                else:
+                    names = writes(ast.Tuple(elts=stmt.targets, ctx=ast.Store()))
+                for a in names:
+                    for b in _stmt_shares(stmt) & own:  # (b = t.pop(): b shares t's contents)
+                        join(a, b)
+            into = _written_into(stmt) if not isinstance(stmt, _COMPOUND) else set()
+            for v in into:
+                prior = block[k - 1] if k else None
+                fresh = (
+                    prior is not None
+                    and target(prior) == v
+                    and not _stmt_shares(prior)
+                    and _pure(prior.value)
+                )
+                if not fresh:
+                    written.add(v)
+    roots = {find(v) for v in written}
+    names = {n for s in _statements(body) for n in reads(s) + writes(s)}
+    return {n for n in names | written if find(n) in roots}
+
+
+_COMPOUND = (ast.If, ast.For, ast.While)
+
+
 def subtract_negated_start(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
     """``v = -a`` followed (in the same block) by ``v = v + b`` is ``v = b - a``, where
     nothing between reads or writes ``v`` or changes what ``a`` reads: one operation
@@ -685,8 +789,12 @@ class _Simplify(ast.NodeTransformer):
 def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
     """Fold constants and algebraic identities inside every expression.
 
-    An array later written into (``y[i] = v``) keeps its own memory: ``y = x * 1.0``
-    is not turned into ``y = x``, which would write into ``x``.
+    A fold that turns a new array into an existing one (``1.0 * y`` is ``y``) is made
+    only where no array involved is written into in place: not for an array later
+    written into, itself or through another name (``y = x * 1.0; y[i] = v``, or
+    ``prev = y; prev[i] = v``, would write into ``x``), nor where the existing array is
+    one (``x_bar = 1.0 * y`` and then ``y[0] = y_old``, the adjoint sweep restoring
+    ``y``, would change ``x_bar``).
     """
     mutated = {
         n.value.id
@@ -696,20 +804,21 @@ def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bo
         and isinstance(n.ctx, ast.Store)
         and isinstance(n.value, ast.Name)
     }
+    hazards = written_in_place(body, params) if mutated else set()
     simplifier = _Simplify()
     changed = False
     for block in blocks(body):
         for k, stmt in enumerate(block):
             if isinstance(stmt, (ast.If, ast.For, ast.While)):
                 continue  # their blocks come in turn
-            before = copy.deepcopy(stmt) if target(stmt) in mutated else None
+            before = copy.deepcopy(stmt) if mutated else None
             simplifier.changed = False
             new = simplifier.visit(stmt)
-            if before is not None and isinstance(
-                new.value, (ast.Name, ast.Attribute, ast.Subscript)
-            ):
-                new = before  # folding would make it an alias of another array
-                simplifier.changed = False
+            if before is not None and simplifier.changed:
+                gained = _stmt_shares(new) - _stmt_shares(before)
+                if gained and (target(stmt) in mutated | hazards or gained & hazards):
+                    new = before  # folding would make it an alias of an array written into
+                    simplifier.changed = False
             block[k] = new
             changed = changed or simplifier.changed
     return body, changed
@@ -952,8 +1061,8 @@ def inline_temporaries(body: list[ast.stmt], temporaries: set[str]) -> list[ast.
 
     Only names in ``temporaries`` (made by the compiler, never the user's),
     defined once and read in a later simple statement of the same block,
-    where no operand changes in between and the merged statement stays within
-    ``LINE_LIMIT``.
+    where no operand changes in between (is reassigned or written into) and the
+    merged statement stays within ``LINE_LIMIT``.
     """
     changed = True
     while changed:
@@ -974,8 +1083,11 @@ def inline_temporaries(body: list[ast.stmt], temporaries: set[str]) -> list[ast.
                 if not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)):
                     continue
                 operands = set(reads(stmt.value))
-                if any(operands & set(writes(block[k])) for k in range(i + 1, j)):
-                    continue
+                if any(
+                    operands & (set(writes(block[k])) | _written_into(block[k]))
+                    for k in range(i + 1, j)
+                ):
+                    continue  # (an operand given a new value, or written into in place)
                 if any(
                     not _pure(getattr(block[k], "value", ast.Constant(0))) for k in range(i + 1, j)
                 ):

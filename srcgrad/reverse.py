@@ -48,6 +48,7 @@ import numpy as np
 
 from .analyze import Facts, assigned_name, check_mode, is_setitem, walk_block
 from .builder import Builder, add, assign, comment, marker, name
+from .errors import UnsupportedSyntaxError
 from .forward import call_signature
 from .normalize import Normalized
 from .rules import instantiate
@@ -109,6 +110,27 @@ def _uses(stmt: ast.stmt) -> list[str]:
 
 
 _MATMULS = (ast.MatMult, np.matmul)
+#: functions whose result is a boolean array (an index that is a mask never repeats)
+_MASK_CALLS = (
+    np.isnan,
+    np.isfinite,
+    np.isinf,
+    np.signbit,
+    np.logical_and,
+    np.logical_or,
+    np.logical_not,
+    np.logical_xor,
+)
+
+
+def _index_value(index: ast.expr) -> ast.expr:
+    """An index as a value to pass to a function: ``1:n`` is ``slice(1, n)``."""
+    if isinstance(index, ast.Tuple):
+        return ast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=ast.Load())
+    if isinstance(index, ast.Slice):
+        parts = [p or ast.Constant(None) for p in (index.lower, index.upper, index.step)]
+        return ast.Call(func=name("slice"), args=copy.deepcopy(parts), keywords=[])
+    return copy.deepcopy(index)
 
 
 def _without_shape_reads(stmt: ast.AST, builder: Builder) -> ast.AST:
@@ -192,6 +214,9 @@ class _Reverse:
         for block in self.blocks.values():
             for stmt in block:
                 self.blocks_of[id(stmt)] = id(block)
+        # writes into memory another name refers to at some time: undone in the backward
+        # sweep even where their own name is not read (a value recorded may be that memory)
+        self.shared_writes = facts.aliases.shared_writes if facts.aliases else set()
         self.remat = self._rematerializable()
         self.borrowed = self._borrowed()
         self.invariant = self._invariant()
@@ -424,7 +449,7 @@ class _Reverse:
                 if isinstance(stmt, ast.Assign):
                     v = assigned_name(stmt)
                     if (
-                        v in self.needed
+                        (v in self.needed or id(stmt) in self.shared_writes)
                         and v in maybe
                         and v not in self.facts.loop_indices
                         and v not in self.invariant
@@ -620,6 +645,32 @@ class _Reverse:
             out.append(self._accumulate(a.id, name(part)))
         return out
 
+    def _kept(
+        self, value: ast.expr, body: list[ast.stmt], before: list[ast.stmt] | None = None
+    ) -> ast.expr:
+        """``value`` (a name the function returns to its caller), or a copy of it where
+        the backward sweep restores, in place, memory it may share (``y[0] = y_old``
+        would change it): the copy is taken in ``body`` before the adjoint statements
+        ``before`` (or at its end)."""
+        writes = [s for s, _ in walk_block(self.core) if is_setitem(s) and id(s) in self.pushed]
+        aliases = self.facts.aliases
+        if not (
+            isinstance(value, ast.Name) and writes and aliases and aliases.ends_in(value.id, writes)
+        ):
+            return value
+        if value.id in self.facts.sequences or self.facts.shape(value).rank is None:
+            raise self.norm.parsed.locator.error(
+                UnsupportedSyntaxError,
+                self.norm.origin.get(self.norm.tree.body[-1], self.norm.tree.body[-1]),
+                "srcgrad's reverse mode changes, in place, an array this function returns "
+                "inside a list, tuple or dict (it restores what later lines overwrote); "
+                "return a copy of that array (`y.copy()`) instead.",
+            )
+        kept = self.builder.namer.fresh(f"{value.id}_kept")
+        where = body.index(before[0]) if before and before[0] in body else len(body)
+        body.insert(where, assign(kept, self.builder.xp_call("copy", copy.deepcopy(value))))
+        return name(kept)
+
     def _zero(self, v: str, maybe_unbound: bool = False) -> ast.stmt:
         if maybe_unbound:
             return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", name(v)))
@@ -680,11 +731,15 @@ class _Reverse:
                     out.append(self._accumulate(v.id, last))
                 else:
                     out.append(ast.Expr(value=last))
-            if op.target in self.needed:  # the list as it was before
+            if op.target in self.needed or id(stmt) in self.shared_writes:  # as it was
                 shrink = ast.Attribute(value=name(op.target), attr="pop", ctx=ast.Load())
                 out.append(ast.Expr(value=ast.Call(func=shrink, args=[], keywords=[])))
         if op.key == "pack" and id(stmt) in self.pushed:
             out.append(assign(op.target, self._restored(stmt)))
+        v = op.target
+        if op.key == "pack" and active and v not in self.simple and v not in self.borrowed:
+            # the older value's adjoint starts at zero (a tuple, or what else it held)
+            out.append(self._zero(v, maybe_unbound=v not in self.facts.sequences))
         return out
 
     def _adjoint(
@@ -748,6 +803,8 @@ class _Reverse:
             y_bar = self.builder.adjoint(y)
             if isinstance(v, ast.Name) and v.id in self.active:
                 part = ast.Subscript(value=name(y_bar), slice=copy.deepcopy(index), ctx=ast.Load())
+                if self._may_repeat(index):  # only the last write to an element counts
+                    part = self.builder.call("kept_writes", name(y_bar), _index_value(index))
                 shape = self.shapes.get((id(stmt), v.id))
                 if shape is not None:
                     part = self.builder.call("unbroadcast_to", part, shape)
@@ -768,6 +825,34 @@ class _Reverse:
             restore = ast.Subscript(value=name(y), slice=copy.deepcopy(index), ctx=ast.Store())
             out.append(ast.Assign(targets=[restore], value=self._restored(stmt)))
         return out
+
+    def _may_repeat(self, index: ast.expr) -> bool:
+        """Whether an index may name one element twice (``y[[0, 0]]``): it holds an array
+        or list, not a boolean mask (a comparison, a negation or ``&``/``|`` of them).
+        Numbers, slices, ``None`` and ``...`` name each element once."""
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return any(
+            isinstance(p, ast.Name) and self.facts.shape(p).rank != 0 and not self._mask(p.id)
+            for p in parts
+        )
+
+    def _mask(self, v: str, depth: int = 0) -> bool:
+        """Whether every definition of ``v`` gives it a boolean array."""
+        defs = self.facts.definitions.get(v, [])
+        if not defs or depth > 5:
+            return False
+        for stmt, _ in defs:
+            op = self.facts.ops.get(stmt)
+            if op is None or op.key == "setitem":
+                return False
+            if op.key == "compare" or op.key in _MASK_CALLS:
+                continue
+            if op.key in (ast.Invert, ast.BitAnd, ast.BitOr, ast.BitXor) and all(
+                isinstance(a, ast.Name) and self._mask(a.id, depth + 1) for a in op.args.values()
+            ):
+                continue
+            return False
+        return True
 
     def _assign_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
         facts, builder = self.facts, self.builder
@@ -1165,8 +1250,8 @@ class _Reverse:
         if kind == "vjp":
             check = builder.call("check_cotangent", name(seed_name), copy.deepcopy(out))
             body.append(ast.Expr(value=check))
-        if kind == "split":
-            body.append(marker(copy.deepcopy(out)))
+        if kind == "split":  # the value the caller gets: not changed by the adjoint's restores
+            body.append(marker(self._kept(copy.deepcopy(out), body)))
         for v in self.wrt + sorted(self.active - set(self.wrt)):
             if self.home.get(v) == id(top) and v != getattr(facts.returned, "id", None):
                 body.append(self._zero(v, maybe_unbound=v in unbound))
@@ -1185,9 +1270,10 @@ class _Reverse:
         result: ast.expr = grads[0] if len(grads) == 1 else ast.Tuple(elts=grads, ctx=ast.Load())
         value: ast.expr = copy.deepcopy(out)
         if norm.aux is not None:  # has_aux: (value, aux) and (gradient, aux)
-            value = ast.Tuple(elts=[value, name(norm.aux)], ctx=ast.Load())
+            aux = self._kept(name(norm.aux), body, before=adjoint)
+            value = ast.Tuple(elts=[value, aux], ctx=ast.Load())
             if kind == "grad":
-                result = ast.Tuple(elts=[result, name(norm.aux)], ctx=ast.Load())
+                result = ast.Tuple(elts=[result, copy.deepcopy(aux)], ctx=ast.Load())
         if kind == "value_and_grad":
             result = ast.Tuple(elts=[value, result], ctx=ast.Load())
         body.append(ast.Return(value=result))

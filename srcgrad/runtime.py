@@ -194,6 +194,29 @@ def index_adjoint(g, x, index):
     return out
 
 
+def kept_writes(g, index):
+    """Adjoint of ``v`` in ``y[index] = v`` (``g`` is ``y``'s): ``g[index]``, where every
+    write but the last into one element gets zero. An integer index array may name an
+    element more than once, and numpy keeps the value written last (``y[[0, 0]] = v``
+    keeps ``v[1]``; ``y[[0, 0]] += v`` adds ``v[1]`` alone)."""
+    part = g[index]
+    parts = index if isinstance(index, tuple) else (index,)
+    if all(_names_once(p) for p in parts):
+        return part
+    order = np.reshape(np.arange(np.size(part)), np.shape(part))
+    last = np.zeros_like(g, dtype=order.dtype)
+    last[index] = order  # each element ends holding the position of its last write
+    return np.where(last[index] == order, part, 0)
+
+
+def _names_once(p):
+    """Whether an index part names each element at most once: not an integer array (or
+    list) of two or more positions."""
+    if p is None or p is Ellipsis or isinstance(p, (int, slice)):
+        return True
+    return np.size(p) < 2 or np.asarray(p).dtype.kind == "b"
+
+
 def pow_log(x):
     """``log(x)`` for the derivative of ``x ** y`` in ``y``: 0 where ``x == 0``
     (JAX's convention), and a Python float for a Python number, so that a

@@ -85,6 +85,7 @@ helper("split_like", ("d", "xs", "axis"), ("d",))
 helper("spread", ("d", "xs"), ("d",))
 helper("index_adjoint", ("d", "x", "index"), ("d",), rank=_rank_of("x"))
 helper("index_adjoint_add", ("d", "x", "index"), ("d",), rank=_rank_of("x"))
+helper("kept_writes", ("d", "index"), ("d",))
 helper("untranspose", ("d", "axes"), ("d",), rank=_rank_of("d"))
 for _name, _params in (
     ("zero_adjoint", ("x",)),
