@@ -273,8 +273,18 @@ def analyze(
     from .aliases import aliases  # (it reads these facts)
 
     facts.aliases = aliases(norm, facts)
-    if not check:
-        return facts
+    if check:
+        check_facts(norm, facts)
+    return facts
+
+
+def check_facts(norm: Normalized, facts: Facts) -> None:
+    """Refuse what the facts show srcgrad cannot differentiate: an in-place change another
+    name sees, a write into an array that may not be the function's own, an active value
+    reaching an operation without a rule, a complex value, or a place srcgrad does not
+    follow (an axis, an index, a parameter its rule leaves out)."""
+    env = norm.parsed.env
+    assigns = [s for s in facts.ops if isinstance(s, ast.Assign) or is_append(s)]
     in_place = {id(p.stmt): p.message for p in facts.aliases.problems}
     mixed = _mixed_elements(facts, assigns)
     complex_values = _complex_values(facts, assigns, env)
@@ -293,7 +303,6 @@ def analyze(
             raise _no_derivative(norm, op)
         if op.target in facts.useful:
             _check_modeled(norm, facts, op, mixed)
-    return facts
 
 
 def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:

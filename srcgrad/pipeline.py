@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import emit as emit_stage
-from .analyze import Facts, analyze
+from .analyze import Facts, analyze, check_facts
 from .backends import NUMPY, Backend
 from .builder import HELPERS, Builder, function_def, is_marker
 from .errors import UnsupportedSyntaxError
@@ -209,13 +209,14 @@ def analyzed(
         if found != norm.dicts:
             _count("normalize")
             norm = norm.with_dict_keys(dict(found))
-        facts = analyze(norm, wrt, ranks, mode=mode, wide=wide or {})
+        facts = analyze(norm, wrt, ranks, mode=mode, wide=wide or {}, check=False)
         more = {
             where: keys
             for name, where in norm.iterated.items()
             if (keys := dict_keys(facts.trees.get(name))) is not None and where not in found
         }
         if not more:
+            check_facts(norm, facts)  # (of the lowering differentiated, not the others)
             return norm, facts
         found.update(more)
 
