@@ -53,6 +53,9 @@ _QUICK_LIMIT = 64
 
 _NDARRAY = np.ndarray  # (one lookup fewer on the quick path)
 
+#: what a quick call's record of a function's defaults holds before they are read
+_UNSEEN = object()
+
 
 class _QuickCall:
     """What calls with arguments of one kind (the same types and dtypes, and for arrays
@@ -61,9 +64,10 @@ class _QuickCall:
     ``is_current`` is the check ``_Entry.is_current`` and ``Derived.is_current`` make
     (``parse.env_is_current`` for each function, on ``parse.free_name_sources``),
     precomputed for a tight loop: every function the code was made from (the user's
-    function, and the user functions it calls) still has the same ``__code__``, and
-    every free name still refers to the same object, read from where it was resolved
-    (a closure cell, the module's globals, or builtins where the globals lack it).
+    function, and the user functions it calls) still has the same ``__code__``,
+    ``__defaults__`` and ``__kwdefaults__``, and every free name still refers to the
+    same object, read from where it was resolved (a closure cell, the module's
+    globals, or builtins where the globals lack it).
     It may only say False where those say True (never the other way round): a stale
     quick call falls back to the full path, which checks again.
 
@@ -79,14 +83,14 @@ class _QuickCall:
         self,
         entry: _Entry,
         derived: pipeline.Derived,
-        codes: tuple[tuple[Any, Any], ...],
+        codes: tuple[tuple[Any, Any, Any, Any], ...],
         names: tuple[tuple[dict, str, Any], ...],
         cells: tuple[tuple[Any, Any], ...],
         likes: tuple[Callable[[Any, Any], Any], ...],
     ) -> None:
         self.entry = entry
         self.derived = derived
-        self.codes = codes  # (function, its code when parsed)
+        self.codes = codes  # (function, its code, __defaults__, __kwdefaults__ when parsed)
         self.names = names  # (namespace, name, the object it held when parsed)
         self.cells = cells  # (closure cell, the object it held when parsed)
         self.likes = likes
@@ -101,7 +105,8 @@ class _QuickCall:
         if entry.retired or func.__code__ is not entry.code:
             return None
         parsed = [n.parsed for n in (entry.norm, entry.norm_aux) if n is not None]
-        codes = {id(func): (func, entry.code)}  # (each function's, once: the same code)
+        # (each function's, once; _watch replaces this one's with the defaults it was made with)
+        codes = {id(func): (func, entry.code, _UNSEEN, _UNSEEN)}
         names: dict[tuple[int, str], tuple[dict, str, Any]] = {}
         cells: dict[int, tuple[Any, Any]] = {}
         for p in [*parsed, *derived.callees]:
@@ -121,15 +126,19 @@ class _QuickCall:
         """Whether the code is still the code for this call (see the class)."""
         if self.entry.retired:
             return False
-        for func, code in self.codes:
-            if func.__code__ is not code:
+        for func, code, defaults, kwdefaults in self.codes:
+            if (
+                func.__code__ is not code
+                or func.__defaults__ is not defaults
+                or func.__kwdefaults__ is not kwdefaults
+            ):
                 return False
         return sources_current(self.cells, self.names)
 
 
 def _watch(
     parsed: ParsedFunction,
-    codes: dict[int, tuple[Any, Any]],
+    codes: dict[int, tuple[Any, Any, Any, Any]],
     names: dict[tuple[int, str], tuple[dict, str, Any]],
     cells: dict[int, tuple[Any, Any]],
 ) -> bool:
@@ -138,7 +147,7 @@ def _watch(
     func = parsed.func
     if type(func.__globals__) is not dict or not env_is_current(parsed):
         return False
-    codes[id(func)] = (func, parsed.code)
+    codes[id(func)] = (func, parsed.code, *parsed.defaults)
     closure_cells, namespaces = free_name_sources(parsed)
     for cell, value in closure_cells:
         cells[id(cell)] = (cell, value)
@@ -193,7 +202,10 @@ class Derivative:
         self.__wrapped__ = func
         self.kind = kind
         self.mode = mode
-        self._signature = inspect.signature(func)
+        # (the callable's own parameters: not those of a function it wraps)
+        self._signature = inspect.signature(func, follow_wrapped=False)
+        #: the __defaults__ the signature holds (a call binds the function's current ones)
+        self._defaults = getattr(func, "__defaults__", None)
         if self._inner is not None and self._inner.kind in ("vjp", "jvp"):
             # the inner code takes the function's arguments, then the cotangent (see _bind)
             # or one tangent per wrt argument: every argument is passed, so no defaults
@@ -403,6 +415,10 @@ class Derivative:
             if not args:
                 raise TypeError(f"{self.__name__}: missing the cotangent dout")
             return [*self._inner._bind(args[:-1], kwargs), args[-1]]
+        if self._inner is None and self.__wrapped__.__defaults__ is not self._defaults:
+            self._defaults = self.__wrapped__.__defaults__  # (reassigned since)
+            self._signature = inspect.signature(self.__wrapped__, follow_wrapped=False)
+            self.__signature__ = self._signature
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as exc:

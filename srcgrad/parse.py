@@ -7,35 +7,62 @@ name refers to (closure cells first, then module globals, then builtins).
 
 This is the one place that knows where a name comes from; a function whose
 source is not available is a clear ``TypeError`` here.
+
+The source is the one of the code the function runs (``func.__code__``), never the
+one of a function it wraps (``functools.wraps`` sets ``__wrapped__``, which
+``inspect.getsource`` follows), and it is checked against that code: a file edited
+after its module was imported is refused, not differentiated as if it ran.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import builtins
+import dis
 import inspect
 import linecache
 import textwrap
+import types
+import weakref
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import SourceLocator, UnsupportedSyntaxError
+from .errors import SourceLocator, SrcgradError, UnsupportedSyntaxError
 
 
-@dataclass
 class ParsedFunction:
-    """A user function, parsed, with every free name resolved."""
+    """A user function, parsed, with every free name resolved.
 
-    func: Callable[..., Any]
-    tree: ast.FunctionDef
-    locator: SourceLocator
-    env: dict[str, Any] = field(default_factory=dict)
-    code: Any = None  # func.__code__ when it was parsed
+    It refers to the function weakly (srcgrad's cache keeps what it made for a function
+    while the function lives, and must not keep the function alive), and records what
+    the code was made from: ``code`` (``func.__code__``), ``defaults`` (its
+    ``__defaults__`` and ``__kwdefaults__``) and ``env``.
+    """
 
-    def __post_init__(self) -> None:
-        if self.code is None:
-            self.code = self.func.__code__
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        tree: ast.FunctionDef,
+        locator: SourceLocator,
+        env: dict[str, Any] | None = None,
+    ) -> None:
+        self._func = weakref.ref(func)
+        self.tree = tree
+        self.locator = locator
+        self.env: dict[str, Any] = env if env is not None else {}
+        self.code = func.__code__
+        self.defaults = defaults_of(func)
+        self.qualname: str = func.__qualname__
+        self.module: str | None = func.__module__
+
+    @property
+    def func(self) -> Callable[..., Any]:
+        """The function (alive while anyone but srcgrad holds it)."""
+        func = self._func()
+        if func is None:
+            raise ReferenceError(f"{self.qualname!r} was freed")
+        return func
 
     @property
     def name(self) -> str:
@@ -55,35 +82,46 @@ def parse(func: Callable[..., Any]) -> ParsedFunction:
             f"(a {kind}). Builtins and C functions have no source to transform: wrap the "
             "call in a Python function, or give it a rule with srcgrad.primitive."
         )
-    try:
-        lines, firstlineno = inspect.getsourcelines(func)
+    code = func.__code__
+    try:  # (the code's own source: getsourcelines(func) would follow __wrapped__)
+        lines, firstlineno = inspect.getsourcelines(code)
     except (OSError, TypeError) as exc:
         raise TypeError(
             f"srcgrad needs the source code of {func.__qualname__!r} but Python cannot find it "
             f"({exc}). Functions typed at an interactive prompt or built with exec() have no "
             "source file; define the function in a module or notebook cell."
         ) from None
-    filename = inspect.getsourcefile(func) or func.__code__.co_filename
+    filename = inspect.getsourcefile(code) or code.co_filename
     locator = SourceLocator(filename, linecache.getlines(filename) or lines)
-    if func.__name__ == "<lambda>":
+    if code.co_name == "<lambda>":
         tree = _lambda_tree(func, lines, firstlineno, locator)
     else:
-        tree = _def_tree(func, lines, firstlineno)
+        tree = _def_tree(func, lines, firstlineno, locator)
     env = _resolve(func, tree, locator)
     return ParsedFunction(func=func, tree=tree, locator=locator, env=env)
 
 
 def env_is_current(parsed: ParsedFunction) -> bool:
-    """Whether the function's code is the code parsed, and every free name still
-    refers to the object it was resolved to.
+    """Whether the function's code and default arguments are the ones parsed, and every
+    free name still refers to the object it was resolved to.
 
-    Python looks globals and closure cells up at call time; generated code
-    binds them when it is made. Checking identity on each call keeps the two
-    in step: a rebound global makes the caller generate the code again.
+    Python looks globals and closure cells up at call time, and defaults at each
+    call; generated code binds them when it is made. Checking identity on each call
+    keeps the two in step: a rebound global or new ``__defaults__`` makes the caller
+    generate the code again.
     """
-    if parsed.func.__code__ is not parsed.code:
+    func = parsed._func()
+    if func is None or func.__code__ is not parsed.code:
+        return False
+    if func.__defaults__ is not parsed.defaults[0] or func.__kwdefaults__ is not parsed.defaults[1]:
         return False
     return sources_current(*free_name_sources(parsed))
+
+
+def defaults_of(func: Any) -> tuple[Any, Any]:
+    """What a call of ``func`` fills missing arguments from: its ``__defaults__`` and
+    ``__kwdefaults__`` (compared by identity: assigning either makes a new object)."""
+    return func.__defaults__, func.__kwdefaults__
 
 
 def sources_current(
@@ -129,16 +167,210 @@ def free_name_sources(
 UNBOUND = object()
 
 
-def _def_tree(func: Callable[..., Any], lines: list[str], firstlineno: int) -> ast.FunctionDef:
+def _def_tree(
+    func: Callable[..., Any], lines: list[str], firstlineno: int, locator: SourceLocator
+) -> ast.FunctionDef:
     module = ast.parse(textwrap.dedent("".join(lines)))
     ast.increment_lineno(module, firstlineno - 1)
     _shift_columns(module, len(lines[0]) - len(lines[0].lstrip()))
     node = module.body[0]
     if isinstance(node, ast.AsyncFunctionDef):
-        raise TypeError(f"srcgrad cannot differentiate the coroutine {func.__qualname__!r}")
-    assert isinstance(node, ast.FunctionDef), ast.dump(node)
+        raise locator.error(
+            UnsupportedSyntaxError,
+            node,
+            f"srcgrad does not differentiate coroutine functions (`async def`): "
+            f"{func.__qualname__!r} returns a coroutine, not a value. Differentiate a plain "
+            "`def` function that computes the value, and await around it.",
+        )
+    if not isinstance(node, ast.FunctionDef) or not _matches(func, node):
+        raise _stale(func, node, locator)
     node.decorator_list = []
     return node
+
+
+def _stale(func: Callable[..., Any], node: ast.AST, locator: SourceLocator) -> SrcgradError:
+    """The error for a source that is not the one of the code the function runs."""
+    return locator.error(
+        SrcgradError,
+        node,
+        f"the source of {func.__qualname__!r} in {locator.filename} is not the code Python "
+        "runs for it: the file was changed after the module was imported (or the "
+        "function's __code__ was replaced). srcgrad differentiates the source, so reload "
+        "the module (importlib.reload, or %autoreload in IPython) or restart Python, and "
+        "differentiate again.",
+    )
+
+
+def _matches(func: Callable[..., Any], node: ast.FunctionDef | ast.Lambda) -> bool:
+    """Whether ``node`` (a ``def`` with its decorators, or a ``lambda``, at the file's
+    line numbers) compiles to the code ``func`` runs.
+
+    The node is compiled in the layout of scopes the function was defined in (an
+    enclosing function holding its closure variables; for a method, its class, which
+    decides name mangling and ``__class__``), and the parts of the two code objects
+    that decide what the code does are compared: bytecode, constants (by type and
+    value, nested code objects alike), names, locals, closure layout, arguments. An
+    edit that changes the meaning changes one of them; line numbers and comments do
+    not take part.
+    """
+    code = func.__code__
+    parts = func.__qualname__.split(".")
+    owner = parts[-2] if len(parts) > 1 else "<locals>"
+    layouts = [None]  # no class around it; then, if that does not match, its class
+    if owner != "<locals>" and owner.isidentifier():
+        layouts.append(owner)
+    for class_name in layouts:
+        compiled = _compile_in_place(node, code, class_name)
+        if compiled is not None and _same_code(compiled, code):
+            return True
+    return False
+
+
+#: compile flags of ``from __future__`` imports that change the code compiled
+_FUTURE_FLAGS = __future__.annotations.compiler_flag
+
+#: the bits of ``co_flags`` that change what a code object does
+_MEANING_FLAGS = (
+    inspect.CO_VARARGS
+    | inspect.CO_VARKEYWORDS
+    | inspect.CO_GENERATOR
+    | inspect.CO_COROUTINE
+    | inspect.CO_ASYNC_GENERATOR
+    | inspect.CO_ITERABLE_COROUTINE
+)
+
+
+def _compile_in_place(
+    node: ast.FunctionDef | ast.Lambda, code: types.CodeType, class_name: str | None
+) -> types.CodeType | None:
+    """The code object ``node`` compiles to, defined inside a class named
+    ``class_name`` (None: none), inside a function binding ``code``'s free variables;
+    None where it does not compile or cannot be found."""
+
+    def at(new: Any) -> Any:  # (synthetic nodes stand where the user's node starts)
+        return ast.copy_location(new, node)
+
+    inner: ast.stmt = node if isinstance(node, ast.FunctionDef) else at(ast.Expr(value=node))
+    free = [v for v in code.co_freevars if not (class_name and v == "__class__")]
+    if class_name is not None:
+        inner = at(
+            ast.ClassDef(
+                name=class_name,
+                bases=[],
+                keywords=[],
+                body=[inner],
+                decorator_list=[],
+                type_params=[],
+            )
+        )
+    if free:
+        bind = [
+            at(
+                ast.Assign(
+                    targets=[at(ast.Name(id=v, ctx=ast.Store()))], value=at(ast.Constant(None))
+                )
+            )
+            for v in free
+        ]
+        no_args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+        inner = at(
+            ast.FunctionDef(
+                name="srcgrad_enclosing",
+                args=no_args,
+                body=[*bind, inner],
+                decorator_list=[],
+                returns=None,
+                type_params=[],
+            )
+        )
+    module = ast.Module(body=[inner], type_ignores=[])
+    try:
+        compiled = compile(
+            module, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True
+        )
+    except (SyntaxError, ValueError, TypeError):
+        return None
+    todo = [compiled]  # breadth first: the shallowest code object of that name
+    while todo:
+        current = todo.pop(0)
+        if current.co_name == code.co_name and current is not compiled:
+            return current
+        todo.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return None
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """Whether two code objects do the same: the same bytecode, or (where the bytecode
+    differs only in how a method is looked up, which depends on how the receiver's
+    name was bound elsewhere in the module) the same instructions."""
+    return _fingerprint(a, exact=True) == _fingerprint(b, exact=True) or _fingerprint(
+        a, exact=False
+    ) == _fingerprint(b, exact=False)
+
+
+def _fingerprint(code: types.CodeType, exact: bool) -> tuple:
+    """What decides what ``code`` does (not where its lines are): with ``exact``, its
+    bytecode, else its instructions as :func:`_instructions` reads them."""
+    if exact:
+        body: Any = (code.co_code, getattr(code, "co_exceptiontable", b""))
+    else:
+        body = _instructions(code)
+    return (
+        code.co_name,
+        code.co_argcount,
+        code.co_posonlyargcount,
+        code.co_kwonlyargcount,
+        code.co_flags & _MEANING_FLAGS,
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        body,
+        tuple(_constant_key(c, exact) for c in code.co_consts),
+    )
+
+
+def _instructions(code: types.CodeType) -> tuple:
+    """``code``'s instructions, each as its operation and argument, with jumps to the
+    position of their target, and the two spellings of a method call made one.
+
+    Python compiles ``np.exp(x)`` as ``LOAD_GLOBAL np; LOAD_METHOD exp`` or as
+    ``LOAD_GLOBAL (NULL + np); LOAD_ATTR exp`` depending on whether ``np`` was bound
+    by an ``import`` anywhere in the module: the same call.
+    """
+    every = list(dis.get_instructions(code))
+    kept = [i for i in every if i.opname not in _CALL_PROTOCOL]
+    position: dict[int, int] = {}
+    k = len(kept)
+    for i in reversed(every):  # an offset's position: of the next instruction kept
+        if i.opname not in _CALL_PROTOCOL:
+            k -= 1
+        position[i.offset] = k
+    out = []
+    for i in kept:
+        if i.opcode in _JUMPS:
+            arg: Any = ("to", position.get(i.argval, i.argval))
+        else:
+            arg = _constant_key(i.argval, exact=False)
+        out.append(("LOAD_ATTR" if i.opname == "LOAD_METHOD" else i.opname, arg))
+    return tuple(out)
+
+
+#: instructions that only tell a call whether a method's receiver comes first
+_CALL_PROTOCOL = frozenset({"PUSH_NULL", "EXTENDED_ARG", "CACHE", "NOP"})
+
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _constant_key(value: Any, exact: bool) -> Any:
+    """A constant by type and value: ``0.0``, ``-0.0``, ``0`` and ``False`` differ."""
+    if isinstance(value, types.CodeType):
+        return _fingerprint(value, exact)
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_constant_key(v, exact) for v in value))
+    if isinstance(value, frozenset):
+        return ("frozenset", tuple(sorted((_constant_key(v, exact) for v in value), key=repr)))
+    return (type(value).__name__, repr(value))
 
 
 def _shift_columns(tree: ast.AST, indent: int) -> None:
@@ -173,16 +405,20 @@ def _lambda_tree(
     wanted = [*func.__code__.co_varnames[: func.__code__.co_argcount]]
     found = []
     if module is not None:
+        ast.increment_lineno(module, firstlineno - 1)
         for node in ast.walk(module):
             if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args] == wanted:
                 found.append(node)
-    if len(found) != 1:
+    # of the lambdas with its parameters, the ones whose code is the code it runs
+    same = [lam for lam in found if _matches(func, lam)]
+    if found and not same:
+        raise _stale(func, found[0], locator)
+    if not same or any(ast.dump(lam) != ast.dump(same[0]) for lam in same[1:]):
         raise TypeError(
             f"srcgrad cannot tell which lambda on line {firstlineno} of {locator.filename} is "
             "the one to differentiate; give it its own line or write it with def."
         )
-    lam = found[0]
-    ast.increment_lineno(lam, firstlineno - 1)
+    lam = same[0]
     ret = ast.Return(value=lam.body)
     ast.copy_location(ret, lam.body)
     tree = ast.FunctionDef(
@@ -195,7 +431,7 @@ def _lambda_tree(
         type_params=[],
     )
     ast.copy_location(tree, lam)
-    return ast.fix_missing_locations(tree)
+    return tree
 
 
 def _local_names(tree: ast.FunctionDef) -> set[str]:
