@@ -10,12 +10,12 @@ from __future__ import annotations
 import functools
 import inspect
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any, Union
 
 import numpy as np
 
-from . import pipeline, pytree
+from . import emit, pipeline, pytree
 from .analyze import LEAF
 from .backends import NUMPY, Backend, backend_of, dask_numpy, is_dask
 from .parse import ParsedFunction, env_is_current, free_name_sources, sources_current
@@ -43,8 +43,26 @@ class _Entry:
         )
 
 
-#: generated code per function, keyed by (kind, wrt, backend, argument ranks)
+#: generated code per user function (held weakly: nothing in an entry refers to its
+#: function, so the entry goes when the function does), keyed by (kind, wrt, backend,
+#: argument ranks)
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+#: the name under which a generated module's namespace keeps the entries of its functions
+_ENTRIES = "__srcgrad_entries__"
+
+
+def _entries(target: Any) -> MutableMapping[Any, _Entry]:
+    """Where the entry for ``target`` is kept: ``_CACHE``, or for a generated function
+    (a derivative differentiated again) its own module's namespace. The code made from a
+    generated function refers back to that module (its helpers, its callees' derivatives),
+    so an entry in ``_CACHE`` would keep it alive for ever; kept in the namespace, the
+    two are freed together, with the derivative they were made from."""
+    namespace = target.__globals__
+    if namespace.get("__name__") == emit.GENERATED:
+        return namespace.setdefault(_ENTRIES, {})
+    return _CACHE
+
 
 #: how many kinds of arguments each of a derivative's two tables of quick calls holds (by
 #: exact shapes, and by what decides the code); the oldest goes first, so that calls with
@@ -281,11 +299,12 @@ class Derivative:
         wide = wide if self._inner is None and wide is not None else ()
         key = (self._generated_kind, tuple(self.wrt), backend.name, ranks_key, wide, self.has_aux)
         target = self._target(ranks, backend)
-        entry = _CACHE.get(target)
+        entries = _entries(target)
+        entry = entries.get(target)
         if entry is None or not entry.is_current(target):
             if entry is not None:
                 entry.retired = True
-            entry = _CACHE[target] = _Entry(target.__code__)
+            entry = entries[target] = _Entry(target.__code__)
         derived = entry.derived.get(key)
         if derived is None or not derived.is_current():
             if self.has_aux or (self._tangent_output and self.kind != "jvp"):

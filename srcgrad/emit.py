@@ -31,6 +31,9 @@ from .builder import HELPERS, Builder, comment, comment_text, is_comment
 
 _counter = itertools.count(1)
 
+#: the ``__name__`` of every generated module's namespace
+GENERATED = "srcgrad_generated"
+
 
 @dataclass
 class Module:
@@ -83,7 +86,7 @@ def load(text: str, bindings: dict[str, Any], label: str) -> Module:
     filename = f"<srcgrad-{next(_counter)}: {comment_text(label)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     namespace: dict[str, Any] = dict(bindings)
-    namespace["__name__"] = "srcgrad_generated"
+    namespace["__name__"] = GENERATED
     try:
         exec(compile(text, filename, "exec"), namespace)
     except BaseException:
