@@ -21,6 +21,7 @@ import ast
 import builtins
 import dis
 import inspect
+import keyword
 import linecache
 import textwrap
 import types
@@ -170,10 +171,17 @@ UNBOUND = object()
 def _def_tree(
     func: Callable[..., Any], lines: list[str], firstlineno: int, locator: SourceLocator
 ) -> ast.FunctionDef:
-    module = ast.parse(textwrap.dedent("".join(lines)))
-    ast.increment_lineno(module, firstlineno - 1)
-    _shift_columns(module, len(lines[0]) - len(lines[0].lstrip()))
-    node = module.body[0]
+    text = "".join(lines)
+    # an indented def (a method, a closure) is parsed where it stands, under an `if`:
+    # its columns stay the file's, and its multi-line strings stay whole (dedenting the
+    # text fails where one of their lines is indented less than the def)
+    header = "if 1:\n" if text[:1] in (" ", "\t") else ""
+    try:
+        module = ast.parse(header + text)
+    except SyntaxError:  # (what the file holds there now is not a function)
+        raise _stale(func, types.SimpleNamespace(lineno=firstlineno), locator) from None
+    ast.increment_lineno(module, firstlineno - 1 - len(header and "\n"))
+    node = module.body[0].body[0] if header else module.body[0]
     if isinstance(node, ast.AsyncFunctionDef):
         raise locator.error(
             UnsupportedSyntaxError,
@@ -182,13 +190,13 @@ def _def_tree(
             f"{func.__qualname__!r} returns a coroutine, not a value. Differentiate a plain "
             "`def` function that computes the value, and await around it.",
         )
-    if not isinstance(node, ast.FunctionDef) or not _matches(func, node):
+    if not isinstance(node, ast.FunctionDef) or not _matches(func, "".join(lines)):
         raise _stale(func, node, locator)
     node.decorator_list = []
     return node
 
 
-def _stale(func: Callable[..., Any], node: ast.AST, locator: SourceLocator) -> SrcgradError:
+def _stale(func: Callable[..., Any], node: Any, locator: SourceLocator) -> SrcgradError:
     """The error for a source that is not the one of the code the function runs."""
     return locator.error(
         SrcgradError,
@@ -201,26 +209,27 @@ def _stale(func: Callable[..., Any], node: ast.AST, locator: SourceLocator) -> S
     )
 
 
-def _matches(func: Callable[..., Any], node: ast.FunctionDef | ast.Lambda) -> bool:
-    """Whether ``node`` (a ``def`` with its decorators, or a ``lambda``, at the file's
-    line numbers) compiles to the code ``func`` runs.
+def _matches(func: Callable[..., Any], text: str) -> bool:
+    """Whether ``text`` (the source of a ``def`` with its decorators, with its indentation
+    in the file; or a ``lambda`` in parentheses) compiles to the code ``func`` runs.
 
-    The node is compiled in the layout of scopes the function was defined in (an
-    enclosing function holding its closure variables; for a method, its class, which
-    decides name mangling and ``__class__``), and the parts of the two code objects
-    that decide what the code does are compared: bytecode, constants (by type and
-    value, nested code objects alike), names, locals, closure layout, arguments. An
-    edit that changes the meaning changes one of them; line numbers and comments do
-    not take part.
+    The text is compiled as Python compiled it (from text: a long expression compiles
+    as it did, where an AST of that depth would exceed the recursion limit), inside the
+    scopes it was defined in (a function binding its closure variables; for a method,
+    its class, which decides name mangling and ``__class__``), and the parts of the two
+    code objects that decide what the code does are compared: bytecode, constants (by
+    type and value, nested code objects alike), names, locals, closure layout,
+    arguments. An edit that changes the meaning changes one of them; line numbers and
+    comments do not take part.
     """
     code = func.__code__
     parts = func.__qualname__.split(".")
     owner = parts[-2] if len(parts) > 1 else "<locals>"
     layouts = [None]  # no class around it; then, if that does not match, its class
-    if owner != "<locals>" and owner.isidentifier():
+    if owner != "<locals>" and owner.isidentifier() and not keyword.iskeyword(owner):
         layouts.append(owner)
     for class_name in layouts:
-        compiled = _compile_in_place(node, code, class_name)
+        compiled = _compile_in_place(text, code, class_name)
         if compiled is not None and _same_code(compiled, code):
             return True
     return False
@@ -241,54 +250,43 @@ _MEANING_FLAGS = (
 
 
 def _compile_in_place(
-    node: ast.FunctionDef | ast.Lambda, code: types.CodeType, class_name: str | None
+    text: str, code: types.CodeType, class_name: str | None
 ) -> types.CodeType | None:
-    """The code object ``node`` compiles to, defined inside a class named
-    ``class_name`` (None: none), inside a function binding ``code``'s free variables;
-    None where it does not compile or cannot be found."""
+    """The code object ``text`` compiles to, inside a class named ``class_name`` (None:
+    none), inside a function binding ``code``'s free variables; None where it does not
+    compile or cannot be found.
 
-    def at(new: Any) -> Any:  # (synthetic nodes stand where the user's node starts)
-        return ast.copy_location(new, node)
+    The scopes around it are written at indentations taken from the start of the
+    text's own (``def enclosing():`` at none, ``class C:`` at its first character), so
+    the text itself is not re-indented (which would change its multi-line strings)::
 
-    inner: ast.stmt = node if isinstance(node, ast.FunctionDef) else at(ast.Expr(value=node))
+        def srcgrad_enclosing():
+         k = 0
+         class A:
+            def f(self, x):
+                return k * x
+    """
+    indent = text[: len(text) - len(text.lstrip(" \t"))]
     free = [v for v in code.co_freevars if not (class_name and v == "__class__")]
-    if class_name is not None:
-        inner = at(
-            ast.ClassDef(
-                name=class_name,
-                bases=[],
-                keywords=[],
-                body=[inner],
-                decorator_list=[],
-                type_params=[],
-            )
-        )
+    if not all(v.isidentifier() and not keyword.iskeyword(v) for v in free):
+        return None
+    headers = []
     if free:
-        bind = [
-            at(
-                ast.Assign(
-                    targets=[at(ast.Name(id=v, ctx=ast.Store()))], value=at(ast.Constant(None))
-                )
-            )
-            for v in free
-        ]
-        no_args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
-        inner = at(
-            ast.FunctionDef(
-                name="srcgrad_enclosing",
-                args=no_args,
-                body=[*bind, inner],
-                decorator_list=[],
-                returns=None,
-                type_params=[],
-            )
-        )
-    module = ast.Module(body=[inner], type_ignores=[])
+        inner = indent[:1] if class_name else indent  # (the enclosing function's body)
+        headers.append("def srcgrad_enclosing():\n")
+        headers.extend(f"{inner}{v} = 0\n" for v in free)
+    if class_name:
+        headers.append(f"{indent[:1] if free else ''}class {class_name}:\n")
+    if not headers and indent:
+        headers.append("if 1:\n")
+    if len(indent) < (1 if free else 0) + (1 if class_name else 0):
+        return None  # (no room for the scopes around it: not where it was defined)
+    source = "".join(headers) + text.rstrip() + "\n"
     try:
         compiled = compile(
-            module, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True
+            source, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True
         )
-    except (SyntaxError, ValueError, TypeError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     todo = [compiled]  # breadth first: the shallowest code object of that name
     while todo:
@@ -373,17 +371,6 @@ def _constant_key(value: Any, exact: bool) -> Any:
     return (type(value).__name__, repr(value))
 
 
-def _shift_columns(tree: ast.AST, indent: int) -> None:
-    """Make column offsets refer to the file's lines, not the dedented text."""
-    if not indent:
-        return
-    for node in ast.walk(tree):
-        if hasattr(node, "col_offset") and node.col_offset is not None:
-            node.col_offset += indent
-        if getattr(node, "end_col_offset", None) is not None:
-            node.end_col_offset += indent
-
-
 def _lambda_tree(
     func: Callable[..., Any], lines: list[str], firstlineno: int, locator: SourceLocator
 ) -> ast.FunctionDef:
@@ -392,11 +379,13 @@ def _lambda_tree(
     # The lines holding a lambda may be a fragment of a larger statement: trim
     # from the left until what is left parses.
     start = text.find("lambda")
+    source = ""
     for begin in (0, start):
         candidate = text[begin:].rstrip()
         for end in range(len(candidate), 0, -1):
             try:
                 module = ast.parse(candidate[:end])
+                source = candidate[:end]
                 break
             except SyntaxError:
                 continue
@@ -405,14 +394,14 @@ def _lambda_tree(
     wanted = [*func.__code__.co_varnames[: func.__code__.co_argcount]]
     found = []
     if module is not None:
-        ast.increment_lineno(module, firstlineno - 1)
         for node in ast.walk(module):
             if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args] == wanted:
-                found.append(node)
+                found.append((node, ast.get_source_segment(source, node) or ""))
+        ast.increment_lineno(module, firstlineno - 1)
     # of the lambdas with its parameters, the ones whose code is the code it runs
-    same = [lam for lam in found if _matches(func, lam)]
+    same = [lam for lam, text in found if _matches(func, f"  (\n{text}\n)\n")]
     if found and not same:
-        raise _stale(func, found[0], locator)
+        raise _stale(func, found[0][0], locator)
     if not same or any(ast.dump(lam) != ast.dump(same[0]) for lam in same[1:]):
         raise TypeError(
             f"srcgrad cannot tell which lambda on line {firstlineno} of {locator.filename} is "
