@@ -33,6 +33,7 @@ import numpy as np
 from .errors import NoDerivativeError, UnsupportedSyntaxError
 from .normalize import Normalized
 from .rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
+from .rules.numpy_rules import operation_name
 
 _COMPARE = Rule(name="comparison", params=("x", "y"), nondiff=True)
 _NOT = Rule(name="not", params=("x",), nondiff=True)
@@ -370,13 +371,22 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
             "srcgrad does not differentiate through tuples or lists of active values yet; "
             "combine arrays with np.stack or np.concatenate, or return a single array.",
         )
-    what = getattr(callee, "__qualname__", None) or ast.unparse(op.stmt.value)
+    # named as the user wrote it: a core statement's text would show srcgrad's temporaries
+    qualname = getattr(callee, "__qualname__", None)
     module = getattr(callee, "__module__", None)
-    full = f"{module}.{what}" if module and callee is not None else what
+    if callee is not None and isinstance(qualname, str):
+        what = repr(f"{module}.{qualname}" if module else qualname)
+    elif callee is not None:  # an object called like a function (the callee is a static name)
+        what = f"the {type(callee).__name__} object `{ast.unparse(op.stmt.value.func)}`"
+    elif isinstance(op.key, tuple):  # ("method", "sum") or ("attr", "T")
+        kind = "method" if op.key[0] == "method" else "attribute"
+        what = f"the {kind} {operation_name(op.key)}"
+    else:
+        what = operation_name(op.key)
     return locator.error(
         NoDerivativeError,
         user,
-        f"srcgrad has no derivative rule for {full!r}; give it one with @srcgrad.primitive "
+        f"srcgrad has no derivative rule for {what}; give it one with @srcgrad.primitive "
         "and defvjp/defjvp, or compute this value from operations srcgrad knows.",
     )
 

@@ -374,7 +374,8 @@ def _constant_key(value: Any, exact: bool) -> Any:
 def _lambda_tree(
     func: Callable[..., Any], lines: list[str], firstlineno: int, locator: SourceLocator
 ) -> ast.FunctionDef:
-    text = textwrap.dedent("".join(lines))
+    raw = "".join(lines)
+    text = textwrap.dedent(raw)
     module = None
     # The lines holding a lambda may be a fragment of a larger statement: trim
     # from the left until what is left parses.
@@ -397,17 +398,17 @@ def _lambda_tree(
         for node in ast.walk(module):
             if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args] == wanted:
                 found.append((node, ast.get_source_segment(source, node) or ""))
-        ast.increment_lineno(module, firstlineno - 1)
+        _place(module, raw, text, begin, firstlineno)
     # of the lambdas with its parameters, the ones whose code is the code it runs
-    same = [lam for lam, text in found if _matches(func, f"  (\n{text}\n)\n")]
+    same = [(lam, seg) for lam, seg in found if _matches(func, f"  (\n{seg}\n)\n")]
     if found and not same:
         raise _stale(func, found[0][0], locator)
-    if not same or any(ast.dump(lam) != ast.dump(same[0]) for lam in same[1:]):
+    if not same or any(seg != same[0][1] for _, seg in same[1:]):
         raise TypeError(
             f"srcgrad cannot tell which lambda on line {firstlineno} of {locator.filename} is "
             "the one to differentiate; give it its own line or write it with def."
         )
-    lam = same[0]
+    lam = same[0][0]
     ret = ast.Return(value=lam.body)
     ast.copy_location(ret, lam.body)
     tree = ast.FunctionDef(
@@ -421,6 +422,23 @@ def _lambda_tree(
     )
     ast.copy_location(tree, lam)
     return tree
+
+
+def _place(module: ast.Module, raw: str, text: str, begin: int, firstlineno: int) -> None:
+    """Give ``module``, parsed from ``text[begin:]`` (``text`` being ``raw``, the lines
+    from the file's line ``firstlineno``, dedented), the file's lines and columns."""
+    row = text.count("\n", 0, begin)  # the line of text that module's first line is
+    line_start = text.rfind("\n", 0, begin) + 1
+    first = len(text[line_start:begin].encode())  # (columns count UTF-8 bytes)
+    content = next((k for k, line in enumerate(text.splitlines()) if line.strip()), 0)
+    raw_line, text_line = raw.splitlines()[content], text.splitlines()[content]
+    margin = len(raw_line) - len(text_line)  # the indentation dedent took off each line
+    for node in ast.walk(module):
+        if getattr(node, "col_offset", None) is not None:
+            node.col_offset += margin + (first if node.lineno == 1 else 0)
+        if getattr(node, "end_col_offset", None) is not None:
+            node.end_col_offset += margin + (first if node.end_lineno == 1 else 0)
+    ast.increment_lineno(module, firstlineno - 1 + row)
 
 
 def _local_names(tree: ast.FunctionDef) -> set[str]:
