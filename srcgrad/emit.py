@@ -28,6 +28,7 @@ from typing import Any
 from . import runtime
 from .backends import Backend
 from .builder import HELPERS, Builder, comment, comment_text, is_comment
+from .naming import Namer, names_in
 
 _counter = itertools.count(1)
 
@@ -61,6 +62,8 @@ def render(
     :func:`~srcgrad.builder.comment_text`. No user-controlled text (a qualname, a file
     name, a repr) is ever formatted into the source.
     """
+    passed = _pass_constants(funcs)
+    env = {**env, **passed}
     used = {n.id for f in funcs for n in ast.walk(f) if isinstance(n, ast.Name)}
     helpers = _helpers_needed(used, builder)
     header, bindings = _imports(used | {builder.xp}, builder, env, backend, user_module)
@@ -74,6 +77,41 @@ def render(
     docstring = ast.unparse(ast.Module(body=[title_node], type_ignores=[]))
     imports = "\n".join(ast.unparse(node) for node in header)
     return f"{docstring}\n{imports}\n\n\n{code}\n", bindings
+
+
+#: the types whose constants ``ast.unparse`` writes as canonical literals (its text for
+#: any other value, a float subclass say, is that value's ``repr``, which anyone can write)
+_LITERAL_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
+
+
+def _is_literal(value: Any) -> bool:
+    if type(value) in (tuple, frozenset):
+        return all(_is_literal(v) for v in value)
+    return type(value) in _LITERAL_TYPES
+
+
+def _pass_constants(funcs: list[ast.FunctionDef]) -> dict[str, Any]:
+    """Replace each constant that is not of a literal type (a numpy scalar, a subclass of
+    float with its own ``repr``: a default argument of the user's, say) by a name bound
+    to the object itself, which the module notes and passes in; the names, by value."""
+    if all(_is_literal(n.value) for f in funcs for n in ast.walk(f) if isinstance(n, ast.Constant)):
+        return {}
+    namer = Namer(set().union(*(names_in(f) for f in funcs)))
+    passed: dict[str, Any] = {}
+
+    class Bind(ast.NodeTransformer):
+        def visit_Constant(self, node: ast.Constant) -> ast.expr:
+            if _is_literal(node.value):
+                return node
+            name = next((k for k, v in passed.items() if v is node.value), None)
+            if name is None:
+                name = namer.fresh("constant")
+                passed[name] = node.value
+            return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+
+    for f in funcs:
+        Bind().visit(f)
+    return passed
 
 
 def load(text: str, bindings: dict[str, Any], label: str) -> Module:
@@ -215,9 +253,7 @@ def _imports(
         ):
             node = _from_import(user_module, name, name)
         if node is None:
-            node = comment(
-                f"{name} = {_short_repr(value)}  (a closure value, passed in by srcgrad)"
-            )
+            node = comment(f"{name} = {_short_repr(value)}  (a value srcgrad passes in)")
         nodes.append(node)
     by_text = {ast.unparse(node): node for node in nodes}
     modules = sorted(t for t, node in by_text.items() if isinstance(node, ast.Import))

@@ -956,37 +956,62 @@ def inline_temporaries(body: list[ast.stmt], temporaries: set[str]) -> list[ast.
     ``LINE_LIMIT``.
     """
     changed = True
-    while changed:
+    while changed:  # (one pass finds nearly all: an inlining only lengthens other merges)
         changed = False
         all_reads = Counter(n for s in _statements(body) for n in own_reads(s))
         assigned = Counter(n for s in _statements(body) for n in own_writes(s))
-        for block in blocks(body):
-            for i, stmt in enumerate(block):
+        for block in list(blocks(body)):
+            # each statement's reads and writes, kept in step with the block: the scan goes
+            # on after an inlining (whose counts change only for the name inlined), so a
+            # block of n statements costs O(n^2) set lookups, not O(n^3) tree walks
+            read = [set(reads(s)) for s in block]
+            written = [set(writes(s)) for s in block]
+            i = 0
+            while i < len(block):
+                stmt = block[i]
                 a = target(stmt)
-                if a is None or a not in temporaries or all_reads[a] != 1 or assigned[a] != 1:
+                j = _inline_into(block, read, written, i, a, temporaries, all_reads, assigned)
+                if j is None:
+                    i += 1
                     continue
-                if not _pure(stmt.value):
-                    continue
-                users = [k for k in range(i + 1, len(block)) if a in reads(block[k])]
-                if len(users) != 1:
-                    continue
-                j = users[0]
-                if not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)):
-                    continue
-                operands = set(reads(stmt.value))
-                if any(operands & set(writes(block[k])) for k in range(i + 1, j)):
-                    continue
-                if any(
-                    not _pure(getattr(block[k], "value", ast.Constant(0))) for k in range(i + 1, j)
-                ):
-                    continue  # keep the order of tape pops
                 merged = _Replace(a, stmt.value).visit(copy.deepcopy(block[j]))
                 if len(ast.unparse(ast.fix_missing_locations(merged))) > LINE_LIMIT:
+                    i += 1
                     continue
-                block[j] = merged
-                del block[i]
+                block[j], read[j], written[j] = merged, set(reads(merged)), set(writes(merged))
+                del block[i], read[i], written[i]
+                all_reads[a] -= 1
+                assigned[a] -= 1
                 changed = True
-                break
-            if changed:
-                break
     return body
+
+
+def _inline_into(
+    block: list[ast.stmt],
+    read: list[set[str]],
+    written: list[set[str]],
+    i: int,
+    a: str | None,
+    temporaries: set[str],
+    all_reads: Counter,
+    assigned: Counter,
+) -> int | None:
+    """For :func:`inline_temporaries`: the position of the one statement that
+    ``block[i]`` (which assigns ``a``) may be written into, or None."""
+    stmt = block[i]
+    if a is None or a not in temporaries or all_reads[a] != 1 or assigned[a] != 1:
+        return None
+    if not _pure(stmt.value):
+        return None
+    users = [k for k in range(i + 1, len(block)) if a in read[k]]
+    if len(users) != 1:
+        return None
+    j = users[0]
+    if not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)):
+        return None
+    operands = set(reads(stmt.value))
+    if any(operands & written[k] for k in range(i + 1, j)):
+        return None
+    if any(not _pure(getattr(block[k], "value", ast.Constant(0))) for k in range(i + 1, j)):
+        return None  # keep the order of tape pops
+    return j
