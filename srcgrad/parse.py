@@ -190,10 +190,36 @@ def _def_tree(
             f"{func.__qualname__!r} returns a coroutine, not a value. Differentiate a plain "
             "`def` function that computes the value, and await around it.",
         )
-    if not isinstance(node, ast.FunctionDef) or not _matches(func, "".join(lines)):
+    matched = isinstance(node, ast.FunctionDef) and _matches(func, "".join(lines))
+    if not matched:
         raise _stale(func, node, locator)
     node.decorator_list = []
+    if isinstance(matched, str):  # a method whose private names Python mangled
+        _mangle(node, matched)
     return node
+
+
+def _mangle(tree: ast.AST, class_name: str) -> None:
+    """Spell the private names in ``tree`` (``self.__w``, ``__helper``) as Python does in
+    the body of class ``class_name`` (``self._Model__w``): generated code lives outside
+    the class, where the names are not mangled for it."""
+    prefix = "_" + class_name.lstrip("_")
+    if prefix == "_":
+        return  # (a class named only with underscores mangles nothing)
+
+    def mangled(name: str) -> str:
+        private = name.startswith("__") and not name.endswith("__") and "." not in name
+        return prefix + name if private else name
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            node.id = mangled(node.id)
+        elif isinstance(node, ast.Attribute):
+            node.attr = mangled(node.attr)
+        elif isinstance(node, ast.arg):
+            node.arg = mangled(node.arg)
+        elif isinstance(node, ast.keyword) and node.arg is not None:
+            node.arg = mangled(node.arg)
 
 
 def _stale(func: Callable[..., Any], node: Any, locator: SourceLocator) -> SrcgradError:
@@ -209,7 +235,7 @@ def _stale(func: Callable[..., Any], node: Any, locator: SourceLocator) -> Srcgr
     )
 
 
-def _matches(func: Callable[..., Any], text: str) -> bool:
+def _matches(func: Callable[..., Any], text: str) -> bool | str:
     """Whether ``text`` (the source of a ``def`` with its decorators, with its indentation
     in the file; or a ``lambda`` in parentheses) compiles to the code ``func`` runs.
 
@@ -221,6 +247,9 @@ def _matches(func: Callable[..., Any], text: str) -> bool:
     type and value, nested code objects alike), names, locals, closure layout,
     arguments. An edit that changes the meaning changes one of them; line numbers and
     comments do not take part.
+
+    True where it matches as written; the class's name where it matches in its class
+    only (its private names are mangled); False where it does not match.
     """
     code = func.__code__
     parts = func.__qualname__.split(".")
@@ -231,7 +260,7 @@ def _matches(func: Callable[..., Any], text: str) -> bool:
     for class_name in layouts:
         compiled = _compile_in_place(text, code, class_name)
         if compiled is not None and _same_code(compiled, code):
-            return True
+            return class_name or True
     return False
 
 
@@ -400,7 +429,8 @@ def _lambda_tree(
                 found.append((node, ast.get_source_segment(source, node) or ""))
         _place(module, raw, text, begin, firstlineno)
     # of the lambdas with its parameters, the ones whose code is the code it runs
-    same = [(lam, seg) for lam, seg in found if _matches(func, f"  (\n{seg}\n)\n")]
+    matches = [(lam, seg, _matches(func, f"  (\n{seg}\n)\n")) for lam, seg in found]
+    same = [(lam, seg) for lam, seg, matched in matches if matched]
     if found and not same:
         raise _stale(func, found[0][0], locator)
     if not same or any(seg != same[0][1] for _, seg in same[1:]):
@@ -409,6 +439,9 @@ def _lambda_tree(
             "the one to differentiate; give it its own line or write it with def."
         )
     lam = same[0][0]
+    matched = next(m for node, _, m in matches if node is lam)
+    if isinstance(matched, str):  # a lambda in a class body whose private names are mangled
+        _mangle(lam, matched)
     ret = ast.Return(value=lam.body)
     ast.copy_location(ret, lam.body)
     tree = ast.FunctionDef(
@@ -470,7 +503,10 @@ def _resolve(
             except ValueError:  # an empty cell: the name is not bound yet
                 pass
     env: dict[str, Any] = {}
-    for node in ast.walk(tree):
+    # (the body's names only: default values and annotations were evaluated where the
+    # function was defined, and srcgrad reads defaults from __defaults__)
+    body = ast.Module(body=tree.body, type_ignores=[])
+    for node in ast.walk(body):
         if not isinstance(node, ast.Name) or node.id in local or node.id in env:
             continue
         name = node.id

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import keyword
 import math
 from collections.abc import Callable
@@ -24,7 +25,6 @@ from . import emit as emit_stage
 from .analyze import Facts, analyze
 from .backends import NUMPY, Backend
 from .builder import HELPERS, Builder, function_def, is_marker
-from .errors import UnsupportedSyntaxError
 from .forward import forward
 from .naming import Namer
 from .normalize import Normalized, normalize
@@ -97,6 +97,8 @@ class Program:
         self.names: dict[tuple, tuple[str, ...]] = {}
         self.queue: list[tuple] = []
         self.fronts: dict[Any, Normalized] = {}
+        #: each callee as its derivatives read it: its free names renamed where they clash
+        self.reading: dict[Any, Normalized] = {}
 
     def request(self, func: Any, kind: str, wrt: tuple[str, ...], ranks: tuple) -> tuple[str, ...]:
         """The names of ``func``'s derivative of ``kind`` (``"jvp"`` or ``"split"``)."""
@@ -110,17 +112,20 @@ class Program:
             self.queue.append(key)
         return self.names[key]
 
-    def add_env(self, env: dict[str, Any], where: Normalized) -> None:
+    def add_env(self, env: dict[str, Any], where: Normalized) -> dict[str, str]:
+        """Bind the free names of ``where`` in the module; a name the module already binds
+        to another object (the closure variable ``fn`` of two functions made by one
+        decorator, say) is bound under a fresh name. Returns those renames."""
+        renames: dict[str, str] = {}
         for name, value in env.items():
             if name in self.env and self.env[name] is not value:
-                raise where.parsed.locator.error(
-                    UnsupportedSyntaxError,
-                    where.parsed.tree,
-                    f"{where.parsed.func.__qualname__!r} and another function it is "
-                    f"differentiated with use the global name {name!r} for different "
-                    "objects; srcgrad puts their derivatives in one module, so rename one.",
-                )
+                new = self.namer.fresh(name)
+                while new in self.env or new in where.namer.taken:
+                    new = self.namer.fresh(name)
+                renames[name] = name = new
             self.env[name] = value
+            self.namer.reserve(name)
+        return renames
 
     def build(self) -> None:
         """Generate every requested callee derivative (requests may add more)."""
@@ -128,8 +133,9 @@ class Program:
             func, kind, wrt, ranks = self.queue.pop(0)
             if func not in self.fronts:
                 self.fronts[func] = front(func)
-            norm = self.fronts[func]
-            self.add_env(norm.parsed.env, norm)
+                renames = self.add_env(self.fronts[func].parsed.env, self.fronts[func])
+                self.reading[func] = _renamed(self.fronts[func], renames)
+            norm = self.reading[func]
             names = self.names[(func, kind, wrt, ranks)]
             ranks_by_name = dict(zip([a.arg for a in norm.tree.args.args], ranks))
             _count("analyze")
@@ -154,6 +160,22 @@ class Program:
         builder = Builder(namer, self.xp, facts, self.math, helpers=self.helpers)
         builder.program = self
         return builder
+
+
+def _renamed(norm: Normalized, renames: dict[str, str]) -> Normalized:
+    """``norm`` reading its free names by the names in ``renames`` (its tree in place, and a
+    copy of its parsed function with its ``env`` renamed: the original, which the cache
+    checks, keeps the names the function has)."""
+    if not renames:
+        return norm
+    for node in ast.walk(norm.tree):  # (a free name is never a local of the function)
+        if isinstance(node, ast.Name) and node.id in renames:
+            node.id = renames[node.id]
+    for new in renames.values():
+        norm.namer.reserve(new)
+    parsed = copy.copy(norm.parsed)
+    parsed.env = {renames.get(name, name): value for name, value in norm.parsed.env.items()}
+    return dataclasses.replace(norm, parsed=parsed)
 
 
 def _optimize(
