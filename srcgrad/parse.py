@@ -258,7 +258,7 @@ def _matches(func: Callable[..., Any], text: str) -> bool | str:
     if owner != "<locals>" and owner.isidentifier() and not keyword.iskeyword(owner):
         layouts.append(owner)
     for class_name in layouts:
-        compiled = _compile_in_place(text, code, class_name)
+        compiled = _compile_in_place(text, func, class_name)
         if compiled is not None and _same_code(compiled, code):
             return class_name or True
     return False
@@ -279,11 +279,12 @@ _MEANING_FLAGS = (
 
 
 def _compile_in_place(
-    text: str, code: types.CodeType, class_name: str | None
+    text: str, func: Callable[..., Any], class_name: str | None
 ) -> types.CodeType | None:
     """The code object ``text`` compiles to, inside a class named ``class_name`` (None:
-    none), inside a function binding ``code``'s free variables; None where it does not
-    compile or cannot be found.
+    none), inside a function binding ``func``'s free variables, in a module importing
+    the modules ``func`` reads from its globals (Python compiles a method call on a name
+    bound by an import differently); None where it does not compile or is not found.
 
     The scopes around it are written at indentations taken from the start of the
     text's own (``def enclosing():`` at none, ``class C:`` at its first character), so
@@ -295,18 +296,26 @@ def _compile_in_place(
             def f(self, x):
                 return k * x
     """
+    code = func.__code__
     indent = text[: len(text) - len(text.lstrip(" \t"))]
     free = [v for v in code.co_freevars if not (class_name and v == "__class__")]
     if not all(v.isidentifier() and not keyword.iskeyword(v) for v in free):
         return None
-    headers = []
+    imported = [
+        n
+        for n in code.co_names
+        if isinstance(func.__globals__.get(n), types.ModuleType)
+        and n.isidentifier()
+        and not keyword.iskeyword(n)
+    ]
+    headers = [f"import {n}\n" for n in imported]  # (compiled, never run)
     if free:
         inner = indent[:1] if class_name else indent  # (the enclosing function's body)
         headers.append("def srcgrad_enclosing():\n")
         headers.extend(f"{inner}{v} = 0\n" for v in free)
     if class_name:
         headers.append(f"{indent[:1] if free else ''}class {class_name}:\n")
-    if not headers and indent:
+    if len(headers) == len(imported) and indent:
         headers.append("if 1:\n")
     if len(indent) < (1 if free else 0) + (1 if class_name else 0):
         return None  # (no room for the scopes around it: not where it was defined)

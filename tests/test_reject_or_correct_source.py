@@ -36,8 +36,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import srcgrad
-from srcgrad import api
-from srcgrad.builder import comment, comment_text
+from srcgrad import api, builder
 
 MODES = ["reverse", "forward"]
 
@@ -656,7 +655,7 @@ def test_comment_text_is_one_line_of_comment(text):
         ast.FunctionDef(
             name="f",
             args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-            body=[comment(text), ast.Return(value=ast.Constant(1))],
+            body=[builder.comment(text), ast.Return(value=ast.Constant(1))],
             decorator_list=[],
             returns=None,
             type_params=[],
@@ -673,9 +672,9 @@ def test_comment_text_escapes_every_line_break():
     breaks = [chr(c) for c in range(sys.maxunicode + 1) if len(f"a{chr(c)}b".splitlines()) > 1]
     assert set(breaks) >= {"\n", "\r", "\x0c", "\x0b", "\x85", "\u2028", "\u2029"}
     for c in breaks:
-        assert len(comment_text(f"a{c}b").splitlines()) == 1
-    assert comment_text("plain text, é and \t tab") == "plain text, é and \t tab"
-    assert comment_text("a\rb\x00c") == "a\\rb\\x00c"
+        assert len(builder.comment_text(f"a{c}b").splitlines()) == 1
+    assert builder.comment_text("plain text, é and \t tab") == "plain text, é and \t tab"
+    assert builder.comment_text("a\rb\x00c") == "a\\rb\\x00c"
 
 
 # == F15: a dropped function frees what was made for it ============================================
