@@ -26,7 +26,7 @@ import linecache
 import textwrap
 import types
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .errors import SourceLocator, SrcgradError, UnsupportedSyntaxError
@@ -39,6 +39,11 @@ class ParsedFunction:
     while the function lives, and must not keep the function alive), and records what
     the code was made from: ``code`` (``func.__code__``), ``defaults`` (its
     ``__defaults__`` and ``__kwdefaults__``) and ``env``.
+
+    Between derivations (see :meth:`release`) the functions among its free names are held
+    weakly too: a recursive closure's name for itself, or two closures that call each
+    other, would otherwise keep it alive through srcgrad's cache. Reading ``env`` gives
+    them back; :meth:`env_items` reads it without doing so.
     """
 
     def __init__(
@@ -51,7 +56,8 @@ class ParsedFunction:
         self._func = weakref.ref(func)
         self.tree = tree
         self.locator = locator
-        self.env: dict[str, Any] = env if env is not None else {}
+        self._env: dict[str, Any] = env if env is not None else {}
+        self._released: dict[str, weakref.ref] = {}  # names whose functions are held weakly
         self.code = func.__code__
         self.defaults = defaults_of(func)
         self.qualname: str = func.__qualname__
@@ -66,12 +72,49 @@ class ParsedFunction:
         return func
 
     @property
+    def env(self) -> dict[str, Any]:
+        """Every free name and the object it was resolved to (for a derivation: functions
+        held weakly since :meth:`release` are held again)."""
+        for name, ref in self._released.items():
+            value = ref()
+            self._env[name] = value if value is not None else _FREED
+        self._released = {}
+        return self._env
+
+    @env.setter
+    def env(self, env: dict[str, Any]) -> None:
+        self._env, self._released = env, {}
+
+    def env_items(self) -> Iterator[tuple[str, Any]]:
+        """``env.items()``, without holding its functions again (for checks)."""
+        for name, value in self._env.items():
+            ref = self._released.get(name)
+            yield name, (value if ref is None else _alive(ref))
+
+    def release(self) -> None:
+        """Hold the Python functions among the free names weakly until ``env`` is read
+        again (the code made from them is finished)."""
+        for name, value in self._env.items():
+            if inspect.isfunction(value):
+                self._released[name] = weakref.ref(value)
+                self._env[name] = _FREED
+
+    @property
     def name(self) -> str:
         return self.tree.name
 
     @property
     def params(self) -> list[str]:
         return [a.arg for a in self.tree.args.args]
+
+
+#: what ``env`` holds for a function held weakly (or freed): never any name's object
+_FREED = object()
+
+
+def _alive(ref: weakref.ref) -> Any:
+    value = ref()
+    return value if value is not None else _FREED
 
 
 def parse(func: Callable[..., Any]) -> ParsedFunction:
@@ -153,7 +196,7 @@ def free_name_sources(
     closure = dict(zip(parsed.code.co_freevars, func.__closure__ or ()))
     globals_ = func.__globals__
     cells, names = [], []
-    for name, value in parsed.env.items():
+    for name, value in parsed.env_items():
         if name in closure:
             cells.append((closure[name], value))
         elif name in globals_:

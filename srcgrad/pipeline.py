@@ -53,7 +53,7 @@ class Derived:
     source: str
     function: Callable[..., Any]
     name: str
-    facts: Facts
+    facts: Facts | None  # (None once emitted: the analysis refers to the functions called)
     trace: dict[str, str] = field(default_factory=dict)
     #: the user functions it calls, directly or not: their code and globals are in it too
     callees: tuple[ParsedFunction, ...] = ()
@@ -330,11 +330,16 @@ def derive(
             module.namespace[generated].__srcgrad_helper__ = helper
     if trace is not None:
         trace["emit"] = text
+    # what srcgrad keeps (the cache, weakly keyed by the function) must not hold the
+    # functions themselves: the analysis names every function called (it is not kept), and
+    # the parsed functions hold theirs weakly until the next derivation
+    for made_from in (norm, *program.fronts.values()):
+        made_from.parsed.release()
     return Derived(
         source=text,
         function=module.function(func.name),
         name=func.name,
-        facts=facts,
+        facts=None,
         trace=trace or {},
         callees=tuple(n.parsed for f, n in program.fronts.items() if f is not parsed.func),
     )

@@ -680,11 +680,38 @@ def test_comment_text_escapes_every_line_break():
 # == F15: a dropped function frees what was made for it ============================================
 
 
-def _short_lived_closures(count, make_derivative):
+def make_recursive(c):
+    def power(x, n):  # (its closure holds itself)
+        if n == 0:
+            return c
+        return x * power(x, n - 1)
+
+    def recursive(x):
+        return np.sum(power(x, 3))
+
+    return recursive
+
+
+def make_mutual(c):
+    def even(x, n):
+        if n == 0:
+            return c * x
+        return odd(x, n - 1) * 2.0
+
+    def odd(x, n):
+        return even(x, n) if n > 100 else even(x * 1.0, n)
+
+    def mutual(x):
+        return np.sum(even(x, 2))
+
+    return mutual
+
+
+def _short_lived_closures(count, make_derivative, make=make_closure):
     """Differentiate ``count`` closures once each, drop them; weak references to them."""
     refs = []
     for i in range(count):
-        f = make_closure(float(i))
+        f = make(float(i))
         make_derivative(f)
         refs.append(weakref.ref(f))
         del f
@@ -707,6 +734,22 @@ def test_dropped_functions_free_their_code(make_derivative):
     gc.collect()
     lines, cached = len(linecache.cache), len(api._CACHE)
     refs = _short_lived_closures(60, make_derivative)
+    gc.collect()
+    assert not [r for r in refs if r() is not None], "a differentiated function was kept"
+    assert len(linecache.cache) <= lines
+    assert len(api._CACHE) <= cached
+
+
+@pytest.mark.parametrize("make", [make_recursive, make_mutual], ids=["recursive", "mutual"])
+@pytest.mark.parametrize("mode", MODES)
+def test_dropped_recursive_closures_free_their_code(make, mode):
+    x = np.array([0.5, 2.0])
+    by_hand = 3.0 * x**2 if make is make_recursive else np.full(2, 4.0)
+    np.testing.assert_allclose(srcgrad.grad(make(1.0), mode=mode)(x), by_hand)
+    np.testing.assert_allclose(by_hand, numeric_grad_array(make(1.0), x), rtol=1e-6)
+    gc.collect()
+    lines, cached = len(linecache.cache), len(api._CACHE)
+    refs = _short_lived_closures(30, lambda f: srcgrad.grad(f, mode=mode)(x), make)
     gc.collect()
     assert not [r for r in refs if r() is not None], "a differentiated function was kept"
     assert len(linecache.cache) <= lines
