@@ -31,6 +31,7 @@ import ast
 import dataclasses
 import inspect
 import textwrap
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ import numpy as np
 from .errors import NoDerivativeError, UnsupportedSyntaxError
 from .normalize import Normalized
 from .rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
+from .rules.numpy_rules import operation_name
 
 _COMPARE = Rule(name="comparison", params=("x", "y"), nondiff=True)
 _NOT = Rule(name="not", params=("x",), nondiff=True)
@@ -428,13 +430,22 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
             "as a plain function without @srcgrad.primitive where srcgrad can read it: it "
             "differentiates such code as often as asked.",
         )
-    what = getattr(callee, "__qualname__", None) or ast.unparse(op.stmt.value)
+    # named as the user wrote it: a core statement's text would show srcgrad's temporaries
+    qualname = getattr(callee, "__qualname__", None)
     module = getattr(callee, "__module__", None)
-    full = f"{module}.{what}" if module and callee is not None else what
+    if callee is not None and isinstance(qualname, str):
+        what = repr(f"{module}.{qualname}" if module else qualname)
+    elif callee is not None:  # an object called like a function (the callee is a static name)
+        what = f"the {type(callee).__name__} object `{ast.unparse(op.stmt.value.func)}`"
+    elif isinstance(op.key, tuple):  # ("method", "sum") or ("attr", "T")
+        kind = "method" if op.key[0] == "method" else "attribute"
+        what = f"the {kind} {operation_name(op.key)}"
+    else:
+        what = operation_name(op.key)
     return locator.error(
         NoDerivativeError,
         user,
-        f"srcgrad has no derivative rule for {full!r}; give it one with @srcgrad.primitive "
+        f"srcgrad has no derivative rule for {what}; give it one with @srcgrad.primitive "
         "and defvjp/defjvp, or compute this value from operations srcgrad knows.",
     )
 
@@ -688,21 +699,24 @@ def makes_sequence(op: Op | None) -> bool:
     return op.call_args is not None and _returns_tuple(op.callee)
 
 
-_TUPLE_RETURNS: dict[Any, bool] = {}
+#: per function (held weakly: an entry goes with its function), its code and whether
+#: every return of that code's source returns a tuple display
+_TUPLE_RETURNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _returns_tuple(func: Any) -> bool:
-    if func not in _TUPLE_RETURNS:
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    code = func.__code__
+    known = _TUPLE_RETURNS.get(func)
+    if known is None or known[0] is not code:
+        try:  # (the source of the code it runs, not of a function it wraps)
+            tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
         except (OSError, TypeError, SyntaxError):
-            _TUPLE_RETURNS[func] = False
+            known = (code, False)
         else:
             returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
-            _TUPLE_RETURNS[func] = bool(returns) and all(
-                isinstance(r.value, ast.Tuple) for r in returns
-            )
-    return _TUPLE_RETURNS[func]
+            known = (code, bool(returns) and all(isinstance(r.value, ast.Tuple) for r in returns))
+        _TUPLE_RETURNS[func] = known
+    return known[1]
 
 
 def is_user_function(func: Any) -> bool:
@@ -714,7 +728,7 @@ def _call_arguments(
     func: Any, args: list[ast.expr], kws: list[ast.keyword]
 ) -> tuple[list[ast.expr] | None, str | None]:
     """Every parameter's argument for a call to ``func``, defaults filled in."""
-    signature = inspect.signature(func)
+    signature = inspect.signature(func, follow_wrapped=False)
     simple = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if any(p.kind not in simple for p in signature.parameters.values()):
         return None, (
@@ -846,7 +860,12 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
         if is_user_function(callee):
             op.call_args, op.problem = _call_arguments(callee, args, kws)
             if op.call_args is not None:
-                op.args = {p: a for p, a in zip(inspect.signature(callee).parameters, op.call_args)}
+                op.args = {
+                    p: a
+                    for p, a in zip(
+                        inspect.signature(callee, follow_wrapped=False).parameters, op.call_args
+                    )
+                }
         return op
     try:
         bound, supplied = bind(rule, args, kws)

@@ -15,12 +15,12 @@ import math
 import random
 import types
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any, Union
 
 import numpy as np
 
-from . import pipeline, pytree
+from . import emit, pipeline, pytree
 from .analyze import LEAF
 from .backends import (
     NUMPY,
@@ -57,8 +57,26 @@ class _Entry:
         )
 
 
-#: generated code per function, keyed by (kind, wrt, backend, argument ranks)
+#: generated code per user function (held weakly: nothing in an entry refers to its
+#: function, so the entry goes when the function does), keyed by (kind, wrt, backend,
+#: argument ranks)
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+#: the name under which a generated module's namespace keeps the entries of its functions
+_ENTRIES = "__srcgrad_entries__"
+
+
+def _entries(target: Any) -> MutableMapping[Any, _Entry]:
+    """Where the entry for ``target`` is kept: ``_CACHE``, or for a generated function
+    (a derivative differentiated again) its own module's namespace. The code made from a
+    generated function refers back to that module (its helpers, its callees' derivatives),
+    so an entry in ``_CACHE`` would keep it alive for ever; kept in the namespace, the
+    two are freed together, with the derivative they were made from."""
+    namespace = target.__globals__
+    if namespace.get("__name__") == emit.GENERATED:
+        return namespace.setdefault(_ENTRIES, {})
+    return _CACHE
+
 
 #: how many kinds of arguments each of a derivative's two tables of quick calls holds (by
 #: exact shapes, and by what decides the code); the oldest goes first, so that calls with
@@ -66,6 +84,9 @@ _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _QUICK_LIMIT = 64
 
 _NDARRAY = np.ndarray  # (one lookup fewer on the quick path)
+
+#: what a quick call's record of a function's defaults holds before they are read
+_UNSEEN = object()
 
 
 class _QuickCall:
@@ -75,9 +96,10 @@ class _QuickCall:
     ``is_current`` is the check ``_Entry.is_current`` and ``Derived.is_current`` make
     (``parse.env_is_current`` for each function, on ``parse.free_name_sources``),
     precomputed for a tight loop: every function the code was made from (the user's
-    function, and the user functions it calls) still has the same ``__code__``, and
-    every free name still refers to the same object, read from where it was resolved
-    (a closure cell, the module's globals, or builtins where the globals lack it).
+    function, and the user functions it calls) still has the same ``__code__``,
+    ``__defaults__`` and ``__kwdefaults__``, and every free name still refers to the
+    same object, read from where it was resolved (a closure cell, the module's
+    globals, or builtins where the globals lack it).
     It may only say False where those say True (never the other way round): a stale
     quick call falls back to the full path, which checks again.
 
@@ -93,14 +115,14 @@ class _QuickCall:
         self,
         entry: _Entry,
         derived: pipeline.Derived,
-        codes: tuple[tuple[Any, Any], ...],
+        codes: tuple[tuple[Any, Any, Any, Any], ...],
         names: tuple[tuple[dict, str, Any], ...],
         cells: tuple[tuple[Any, Any], ...],
         likes: tuple[Callable[[Any, Any], Any], ...],
     ) -> None:
         self.entry = entry
         self.derived = derived
-        self.codes = codes  # (function, its code when parsed)
+        self.codes = codes  # (function, its code, __defaults__, __kwdefaults__ when parsed)
         self.names = names  # (namespace, name, the object it held when parsed)
         self.cells = cells  # (closure cell, the object it held when parsed)
         self.likes = likes
@@ -115,7 +137,8 @@ class _QuickCall:
         if entry.retired or func.__code__ is not entry.code:
             return None
         parsed = [n.parsed for n in (entry.norm, entry.norm_aux) if n is not None]
-        codes = {id(func): (func, entry.code)}  # (each function's, once: the same code)
+        # (each function's, once; _watch replaces this one's with the defaults it was made with)
+        codes = {id(func): (func, entry.code, _UNSEEN, _UNSEEN)}
         names: dict[tuple[int, str], tuple[dict, str, Any]] = {}
         cells: dict[int, tuple[Any, Any]] = {}
         for p in [*parsed, *derived.callees]:
@@ -135,15 +158,19 @@ class _QuickCall:
         """Whether the code is still the code for this call (see the class)."""
         if self.entry.retired:
             return False
-        for func, code in self.codes:
-            if func.__code__ is not code:
+        for func, code, defaults, kwdefaults in self.codes:
+            if (
+                func.__code__ is not code
+                or func.__defaults__ is not defaults
+                or func.__kwdefaults__ is not kwdefaults
+            ):
                 return False
         return sources_current(self.cells, self.names)
 
 
 def _watch(
     parsed: ParsedFunction,
-    codes: dict[int, tuple[Any, Any]],
+    codes: dict[int, tuple[Any, Any, Any, Any]],
     names: dict[tuple[int, str], tuple[dict, str, Any]],
     cells: dict[int, tuple[Any, Any]],
 ) -> bool:
@@ -152,7 +179,7 @@ def _watch(
     func = parsed.func
     if type(func.__globals__) is not dict or not env_is_current(parsed):
         return False
-    codes[id(func)] = (func, parsed.code)
+    codes[id(func)] = (func, parsed.code, *parsed.defaults)
     closure_cells, namespaces = free_name_sources(parsed)
     for cell, value in closure_cells:
         cells[id(cell)] = (cell, value)
@@ -196,7 +223,10 @@ class Derivative:
         self.__wrapped__ = func
         self.kind = kind
         self.mode = mode
-        self._signature = inspect.signature(func)
+        # (the callable's own parameters: not those of a function it wraps)
+        self._signature = inspect.signature(func, follow_wrapped=False)
+        #: the __defaults__ the signature holds (a call binds the function's current ones)
+        self._defaults = getattr(func, "__defaults__", None)
         #: the names of the inner derivative's arguments after the function's: its
         #: cotangent, or its tangents (named afresh: ``x_dot``, then ``x_dot_1``...)
         self._extra_names: list[str] = []
@@ -292,11 +322,12 @@ class Derivative:
             wrt = [rename[w] for w in self.wrt]
             ranks = {rename[p]: r for p, r in ranks.items() if p in rename}
         key = (self._generated_kind, tuple(wrt), backend.name, ranks_key, wide, self.has_aux)
-        entry = _CACHE.get(target)
+        entries = _entries(target)
+        entry = entries.get(target)
         if entry is None or not entry.is_current(target):
             if entry is not None:
                 entry.retired = True
-            entry = _CACHE[target] = _Entry(target.__code__)
+            entry = entries[target] = _Entry(target.__code__)
         derived = entry.derived.get(key)
         if derived is None or not derived.is_current():
             try:
@@ -470,6 +501,10 @@ class Derivative:
             if not args:
                 raise TypeError(f"{self.__name__}: missing the cotangent {self._extra_names[0]}")
             return [*self._inner._bind(args[:-1], kwargs), args[-1]]
+        if self._inner is None and self.__wrapped__.__defaults__ is not self._defaults:
+            self._defaults = self.__wrapped__.__defaults__  # (reassigned since)
+            self._signature = inspect.signature(self.__wrapped__, follow_wrapped=False)
+            self.__signature__ = self._signature
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as exc:

@@ -45,8 +45,24 @@ def function_def(fname: str, params: list[str], body: list[ast.stmt]) -> ast.Fun
 
 
 def comment(text: str) -> ast.Expr:
-    """A statement that unparses as the comment ``# text``."""
-    return ast.Expr(value=ast.Name(id=f"{COMMENT} {text}", ctx=ast.Load()))
+    """A statement that unparses as the comment ``# text``, with ``text`` made safe by
+    :func:`comment_text` (it may quote the user's source or a value's repr)."""
+    return ast.Expr(value=ast.Name(id=f"{COMMENT} {comment_text(text)}", ctx=ast.Load()))
+
+
+def comment_text(text: str) -> str:
+    """``text`` as it may follow ``#`` on one line of generated source: every character
+    that could end the line, for Python's tokenizer (``\\n``, ``\\r``), for
+    ``str.splitlines`` (which registers the text with :mod:`linecache`: ``\\x0c``,
+    ``\\u2028``, ...) or for a reader's editor, and every other non-printable one (a
+    NUL, a lone surrogate, a bidirectional override), is written as its escape
+    (``\\r``, ``\\u2028``). Tabs stay.
+
+    ``"a\\rimport os"`` comes out as ``a\\rimport os``: one line, which can only be read.
+    """
+    if text.isprintable():  # (every line break is non-printable)
+        return text
+    return "".join(c if c.isprintable() or c == "\t" else ascii(c)[1:-1] for c in text)
 
 
 MARKER = "__srcgrad_adjoint_sweep__"

@@ -16,18 +16,24 @@ import ast
 import builtins
 import inspect
 import itertools
+import keyword
 import linecache
 import math
 import sys
 import types
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from . import runtime
 from .backends import Backend
-from .builder import HELPERS, Builder
+from .builder import HELPERS, Builder, comment, comment_text, is_comment
+from .naming import Namer, names_in
 
 _counter = itertools.count(1)
+
+#: the ``__name__`` of every generated module's namespace
+GENERATED = "srcgrad_generated"
 
 
 @dataclass
@@ -48,7 +54,16 @@ def render(
     title: str,
     user_module: str | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """The module text, and the bindings the text's imports stand for."""
+    """The module text, and the bindings the text's imports stand for.
+
+    Every piece of the text is unparsed from AST nodes: the title is the docstring's
+    ``ast.Constant``, imports are ``ast.Import`` nodes whose names were checked as
+    (dotted) identifiers, and notes are comments made safe by
+    :func:`~srcgrad.builder.comment_text`. No user-controlled text (a qualname, a file
+    name, a repr) is ever formatted into the source.
+    """
+    passed = _pass_constants(funcs)
+    env = {**env, **passed}
     used = {n.id for f in funcs for n in ast.walk(f) if isinstance(n, ast.Name)}
     helpers = _helpers_needed(used, builder)
     header, bindings = _imports(used | {builder.xp}, builder, env, backend, user_module)
@@ -58,18 +73,74 @@ def render(
     body.extend(funcs)
     ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
     code = "\n\n\n".join(ast.unparse(node) for node in body)
-    text = f'"""{title}"""\n' + "\n".join(header) + "\n\n\n" + code + "\n"
-    return text, bindings
+    title_node = ast.Expr(ast.Constant(comment_text(title)))  # (one line, whatever it names)
+    docstring = ast.unparse(ast.Module(body=[title_node], type_ignores=[]))
+    imports = "\n".join(ast.unparse(node) for node in header)
+    return f"{docstring}\n{imports}\n\n\n{code}\n", bindings
+
+
+#: the types whose constants ``ast.unparse`` writes as canonical literals (its text for
+#: any other value, a float subclass say, is that value's ``repr``, which anyone can write)
+_LITERAL_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
+
+
+def _is_literal(value: Any) -> bool:
+    if type(value) in (tuple, frozenset):
+        return all(_is_literal(v) for v in value)
+    return type(value) in _LITERAL_TYPES
+
+
+def _pass_constants(funcs: list[ast.FunctionDef]) -> dict[str, Any]:
+    """Replace each constant that is not of a literal type (a numpy scalar, a subclass of
+    float with its own ``repr``: a default argument of the user's, say) by a name bound
+    to the object itself, which the module notes and passes in; the names, by value."""
+    if all(_is_literal(n.value) for f in funcs for n in ast.walk(f) if isinstance(n, ast.Constant)):
+        return {}
+    namer = Namer(set().union(*(names_in(f) for f in funcs)))
+    passed: dict[str, Any] = {}
+
+    class Bind(ast.NodeTransformer):
+        def visit_Constant(self, node: ast.Constant) -> ast.expr:
+            if _is_literal(node.value):
+                return node
+            name = next((k for k, v in passed.items() if v is node.value), None)
+            if name is None:
+                name = namer.fresh("constant")
+                passed[name] = node.value
+            return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+
+    for f in funcs:
+        Bind().visit(f)
+    return passed
 
 
 def load(text: str, bindings: dict[str, Any], label: str) -> Module:
-    """Compile ``text`` under a linecache-registered name and execute it."""
-    filename = f"<srcgrad-{next(_counter)}: {label}>"
+    """Compile ``text`` under a linecache-registered name and execute it.
+
+    The :mod:`linecache` entry lives as long as the module's functions: it is removed
+    when they are freed (each holds the namespace, which holds them all, so they go
+    together), so generating code for many short-lived functions keeps no text.
+    """
+    filename = f"<srcgrad-{next(_counter)}: {comment_text(label)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     namespace: dict[str, Any] = dict(bindings)
-    namespace["__name__"] = "srcgrad_generated"
-    exec(compile(text, filename, "exec"), namespace)
+    namespace["__name__"] = GENERATED
+    try:
+        exec(compile(text, filename, "exec"), namespace)
+    except BaseException:
+        linecache.cache.pop(filename, None)
+        raise
+    made = [v for v in namespace.values() if getattr(v, "__globals__", None) is namespace]
+    if made:
+        weakref.finalize(made[0], _forget, filename)
+    else:
+        linecache.cache.pop(filename, None)
     return Module(source=text, filename=filename, namespace=namespace)
+
+
+def _forget(filename: str) -> None:
+    """Remove the linecache entry of a generated module that was freed."""
+    linecache.cache.pop(filename, None)
 
 
 def _helpers_needed(used: set[str], builder: Builder) -> list[str]:
@@ -104,24 +175,45 @@ def _helper_def(h: str, builder: Builder) -> ast.FunctionDef:
     return tree
 
 
-def _import_line(name: str, value: Any) -> str | None:
-    """An import statement binding ``name`` to ``value``, if one exists."""
+def _import_node(name: str, value: Any) -> ast.stmt | None:
+    """An import statement binding ``name`` to ``value``, if one exists (with names that
+    are identifiers: a module or qualname that is not gets no import)."""
     if isinstance(value, types.ModuleType):
         mod = value.__name__
+        if not _is_dotted(mod):
+            return None
         if "." in mod:
             parent, _, leaf = mod.rpartition(".")
-            return f"from {parent} import {leaf}" + ("" if leaf == name else f" as {name}")
-        return f"import {mod}" + ("" if mod == name else f" as {name}")
+            return _from_import(parent, leaf, name)
+        return ast.Import(names=[ast.alias(name=mod, asname=None if mod == name else name)])
     mod = getattr(value, "__module__", None)
     qual = getattr(value, "__qualname__", getattr(value, "__name__", None))
-    if mod and qual and "." not in qual and "<" not in qual:
+    if isinstance(mod, str) and isinstance(qual, str) and _is_identifier(qual):
         public = _public_module(mod, qual, value)
         if public:
-            return f"from {public} import {qual}" + ("" if qual == name else f" as {name}")
+            return _from_import(public, qual, name)
     return None
 
 
+def _from_import(module: str, attr: str, name: str) -> ast.ImportFrom:
+    """``from module import attr`` (``as name`` where they differ)."""
+    alias = ast.alias(name=attr, asname=None if attr == name else name)
+    return ast.ImportFrom(module=module, names=[alias], level=0)
+
+
+def _is_identifier(text: Any) -> bool:
+    """Whether ``text`` may stand in source as a name (an identifier, not a keyword)."""
+    return isinstance(text, str) and text.isidentifier() and not keyword.iskeyword(text)
+
+
+def _is_dotted(text: Any) -> bool:
+    """Whether ``text`` may stand in source as a module path (``numpy.linalg``)."""
+    return isinstance(text, str) and all(_is_identifier(part) for part in text.split("."))
+
+
 def _public_module(mod: str, qual: str, value: Any) -> str | None:
+    if not _is_dotted(mod):
+        return None
     parts = mod.split(".")
     for k in range(1, len(parts) + 1):  # numpy rather than numpy._core.umath
         candidate = ".".join(parts[:k])
@@ -133,8 +225,10 @@ def _public_module(mod: str, qual: str, value: Any) -> str | None:
 
 def _imports(
     used: set[str], builder: Builder, env: dict[str, Any], backend: Backend, user_module: str | None
-) -> tuple[list[str], dict[str, Any]]:
-    lines: list[str] = []
+) -> tuple[list[ast.stmt], dict[str, Any]]:
+    """The header's statements (imports, then notes on values passed in), and the
+    bindings they stand for."""
+    nodes: list[ast.stmt] = []
     bindings: dict[str, Any] = {}
     names = sorted(n for n in used if n in env or n in (builder.xp, builder.math))
     for name in names:
@@ -150,22 +244,32 @@ def _imports(
         bindings[name] = value
         if getattr(builtins, name, _MISSING) is value:
             continue
-        line = _import_line(name, value)
-        if line is None:
-            if user_module and getattr(sys.modules.get(user_module), name, _MISSING) is value:
-                line = f"from {user_module} import {name}"
-        if line is None:
-            line = f"# {name} = {_short_repr(value)}  (a closure value, passed in by srcgrad)"
-        lines.append(line)
-    modules = sorted({line for line in lines if line.startswith("import ")})
-    froms = sorted({line for line in lines if line.startswith("from ")})
-    notes = [line for line in lines if line.startswith("#")]
-    return modules + froms + notes, bindings
+        assert _is_identifier(name), name  # (a name of the user's source, or one srcgrad made)
+        node = _import_node(name, value)
+        if (
+            node is None
+            and _is_dotted(user_module)
+            and getattr(sys.modules.get(user_module or ""), name, _MISSING) is value
+        ):
+            node = _from_import(user_module, name, name)
+        if node is None:
+            node = comment(f"{name} = {_short_repr(value)}  (a value srcgrad passes in)")
+        nodes.append(node)
+    by_text = {ast.unparse(node): node for node in nodes}
+    modules = sorted(t for t, node in by_text.items() if isinstance(node, ast.Import))
+    froms = sorted(t for t, node in by_text.items() if isinstance(node, ast.ImportFrom))
+    notes = [t for t, node in by_text.items() if is_comment(node)]
+    return [by_text[t] for t in modules + froms + notes], bindings
 
 
 _MISSING = object()
 
 
 def _short_repr(value: Any) -> str:
-    text = repr(value).replace("\n", " ")
+    """The start of ``repr(value)``, for a comment (which :func:`comment` makes safe)."""
+    try:
+        text = repr(value)
+    except Exception:  # a repr that fails is no reason not to generate the code
+        text = f"<{type(value).__name__} object>"
+    text = comment_text(text.replace("\n", " "))  # (a numpy array's rows on one line)
     return text if len(text) <= 60 else text[:57] + "..."

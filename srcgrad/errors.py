@@ -54,6 +54,19 @@ class SourceLocator:
             return None
         return self.lines[lineno - 1].rstrip("\n")
 
+    def segment(self, node: ast.AST) -> str:
+        """The user's own text of ``node`` (an expression of the parsed function), on one
+        line; ``ast.unparse`` of it where its position is unknown."""
+        first, last = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        start, end = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if None in (first, last, start, end) or not 1 <= first <= last <= len(self.lines):
+            return ast.unparse(node)
+        # (column offsets count UTF-8 bytes)
+        text = "".join(self.lines[first - 1 : last]).encode()
+        head = len("".join(self.lines[first - 1 : last - 1]).encode())
+        piece = text[start : head + end].decode(errors="replace")
+        return " ".join(line.strip() for line in piece.splitlines())
+
     def error(self, cls: type[SrcgradError], node: ast.AST | None, message: str) -> SrcgradError:
         lineno = getattr(node, "lineno", None)
         return cls(message, filename=self.filename, lineno=lineno, source_line=self.text(lineno))

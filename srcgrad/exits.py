@@ -188,4 +188,21 @@ def _none(name: str, where: ast.AST) -> ast.Assign:
 
 def lower_exits(func: ast.FunctionDef, namer: Namer) -> ast.FunctionDef:
     """``func`` with break, continue and early return turned into flags."""
-    return ast.fix_missing_locations(ExitLowering(namer).run(func))
+    return fix_locations(ExitLowering(namer).run(func))
+
+
+def fix_locations(tree: ast.AST) -> ast.AST:
+    """``ast.fix_missing_locations`` without recursion: a node without a position takes
+    its parent's. (The user's tree is as deep as its longest expression, and Python
+    runs a sum of a thousand terms, which the recursive version cannot walk.)"""
+    todo: list[tuple[ast.AST, tuple[int, int, int, int]]] = [(tree, (1, 0, 1, 0))]
+    fields = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+    while todo:
+        node, inherited = todo.pop()
+        if "lineno" in node._attributes:
+            for name, value in zip(fields, inherited):
+                if getattr(node, name, None) is None:
+                    setattr(node, name, value)
+            inherited = tuple(getattr(node, name) for name in fields)
+        todo.extend((child, inherited) for child in ast.iter_child_nodes(node))
+    return tree

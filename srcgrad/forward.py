@@ -127,7 +127,7 @@ def call_signature(op, facts: Facts) -> tuple[tuple[str, ...], tuple, list[ast.N
     """For a call to a user function: the parameters it is differentiated with
     respect to (those given active arguments), the ranks of all its arguments,
     and the active arguments."""
-    params = list(inspect.signature(op.callee).parameters)
+    params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
     active = [
         (p, a)
         for p, a in zip(params, op.call_args)

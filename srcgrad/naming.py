@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 import builtins
-import re
+import keyword
+import unicodedata
 
 
 class Namer:
@@ -65,9 +66,17 @@ class Namer:
 
 
 def _identifier(text: str) -> str:
-    text = re.sub(r"\W", "_", text)
-    if not text or text[0].isdigit():
+    """``text`` as a name that can stand in source: characters that cannot be in an
+    identifier become ``_``, a keyword or a name starting with a digit gets a ``_``
+    (``class`` is ``class_``), and the name is in the form Python reads (NFKC).
+    ``text`` may come from the user (a function's ``__name__``), so the answer is
+    checked, not assumed."""
+    text = unicodedata.normalize("NFKC", text)  # (as Python reads a name: \ufb01 is fi)
+    text = "".join(c if ("a" + c).isidentifier() else "_" for c in text)
+    if not text or not text.isidentifier():  # (a digit first, or one only allowed after)
         text = "_" + text
+    if keyword.iskeyword(text):
+        text += "_"
     return text
 
 

@@ -756,8 +756,7 @@ class _Normalizer:
                     return ast.Constant(value=-value if isinstance(node.op, ast.USub) else value)
             return ast.UnaryOp(op=node.op, operand=self.atom(node.operand))
         if isinstance(node, ast.BinOp):
-            left = self.atom(node.left)
-            return ast.BinOp(left=left, op=node.op, right=self.atom(node.right))
+            return self.binary(node)
         if isinstance(node, ast.IfExp):
             result = self.temp()
             test = self.condition(node.test, [])
@@ -818,7 +817,27 @@ class _Normalizer:
                 return ast.Constant(value=tuple(e.value for e in elts))
             cls = ast.Tuple if isinstance(node, ast.Tuple) else ast.List
             return cls(elts=elts, ctx=ast.Load())
-        raise self.fail(node, f"srcgrad does not support the expression `{ast.unparse(node)}`.")
+        text = self.locator.segment(node)
+        raise self.fail(node, f"srcgrad does not support the expression `{text}`.")
+
+    def binary(self, node: ast.BinOp) -> ast.expr:
+        """A tree of binary operations, lowered with a stack of its own rather than by
+        recursion, so that a long sum (``x + x*2 + ... + x*1000``, whose tree is as deep
+        as it has terms) lowers like a short one; operands are evaluated in Python's
+        order (the left one, then the right one, then the operation)."""
+        done: list[ast.expr] = []  # the atoms of the operands lowered so far
+        todo: list[tuple[ast.expr, bool]] = [(node, False)]
+        while todo:
+            current, operands_done = todo.pop()
+            if not isinstance(current, ast.BinOp):
+                done.append(self.atom(current))
+            elif not operands_done:
+                todo.extend([(current, True), (current.right, False), (current.left, False)])
+            else:
+                right = done.pop()
+                value = ast.BinOp(left=done.pop(), op=current.op, right=right)
+                done.append(value if current is node else self.as_atom(value))
+        return done[0]
 
     def call(self, node: ast.Call) -> ast.expr:
         func = node.func
@@ -829,7 +848,8 @@ class _Normalizer:
         else:
             raise self.fail(
                 node,
-                f"srcgrad can only call functions and methods by name, not `{ast.unparse(func)}`.",
+                "srcgrad can only call functions and methods by name, not "
+                f"`{self.locator.segment(func)}`.",
             )
         for arg in node.args:
             if isinstance(arg, ast.Starred):

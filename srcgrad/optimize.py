@@ -29,6 +29,7 @@ them to a fixed point:
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
 import math
 import operator
@@ -317,26 +318,34 @@ def fold_first_accumulation(body: list[ast.stmt], params: set[str]) -> tuple[lis
         x_bar = x_bar + y_bar * 2
     """
     changed = False
-    for block in blocks(body):
-        i = 0
-        while i < len(block):
-            v = target(block[i])
-            if v is None or not _is_zeros_like(block[i].value):
-                i += 1
+    for block in list(blocks(body)):
+        # where each name is read or written, by position: the next statement touching
+        # ``v`` is found by bisection, not by walking every statement in between. A fold
+        # drops its ``v = zeros_like(x)`` only at the end, so positions stay put; the
+        # statement it rewrites (``v = c``) touches what it did, but for reading ``v``.
+        touches: dict[str, list[int]] = {}
+        for k, stmt in enumerate(block):
+            for n in set(reads(stmt)) | set(writes(stmt)):
+                touches.setdefault(n, []).append(k)
+        dropped = set()
+        for i, stmt in enumerate(block):
+            v = target(stmt)
+            if v is None or not _is_zeros_like(stmt.value):
                 continue
-            for j in range(i + 1, len(block)):
-                stmt = block[j]
-                if v not in reads(stmt) and v not in writes(stmt):
-                    continue
-                value = stmt.value if isinstance(stmt, ast.Assign) else None
-                rest = _accumulated(v, value) if target(stmt) == v else None
-                if rest is not None:
-                    block[j] = ast.Assign(targets=stmt.targets, value=rest)
-                    del block[i]
-                    changed = True
-                    i -= 1
-                break
-            i += 1
+            positions = touches.get(v, [])
+            k = bisect.bisect_right(positions, i)
+            if k == len(positions):
+                continue
+            j = positions[k]
+            first = block[j]
+            value = first.value if isinstance(first, ast.Assign) else None
+            rest = _accumulated(v, value) if target(first) == v else None
+            if rest is not None:
+                block[j] = ast.Assign(targets=first.targets, value=rest)
+                dropped.add(i)
+                changed = True
+        if dropped:
+            block[:] = [s for k, s in enumerate(block) if k not in dropped]
     return body, changed
 
 
@@ -523,27 +532,39 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
     """
     assigned = Counter(n for s in _statements(body) for n in own_writes(s))
     uses = Counter(n for s in _statements(body) for n in own_reads(s))
-    for block in blocks(body):
-        for i, stmt in enumerate(block):
+    changed = False
+    for block in list(blocks(body)):
+        # each statement's reads (counted) and writes, in step with the block: a
+        # substitution updates them and the counts above, and the scan goes on (the
+        # other rewrites, rarer, end the pass as before), so a chain of n copies takes
+        # one pass, not n passes of the whole optimizer
+        read = [Counter(reads(s)) for s in block]
+        written = [set(writes(s)) for s in block]
+        i = 0
+        while i < len(block):
+            stmt = block[i]
             a = target(stmt)
             if a is None or a in params or assigned[a] != 1:
+                i += 1
                 continue
             if not isinstance(stmt.value, (ast.Name, ast.Constant)):
+                i += 1
                 continue  # (no copy: skip the count of reads below)
             rest = block[i + 1 :]
-            later_uses = sum(1 for s in rest for n in reads(s) if n == a)
+            later_uses = sum(counts[a] for counts in read[i + 1 :])
             if later_uses != uses[a]:
+                i += 1
                 continue  # read before its definition, or in another block
             value = stmt.value
             if isinstance(value, ast.Name) and uses[a] == 1:
-                back = next((k for k, s in enumerate(rest) if a in reads(s)), None)
+                back = next((k for k, counts in enumerate(read[i + 1 :]) if counts[a]), None)
                 b = value.id
                 if (
                     back is not None
                     and target(rest[back]) == b
                     and isinstance(rest[back].value, ast.Name)
                     and rest[back].value.id == a
-                    and not any(b in writes(s) for s in rest[:back])
+                    and not any(b in w for w in written[i + 1 : i + 1 + back])
                 ):
                     # a = b; ...; b = a: a round trip that changes nothing
                     del block[i + 1 + back]
@@ -551,9 +572,7 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
                     return body, True
             if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
                 new: ast.expr = value
-            elif isinstance(value, ast.Name) and value.id not in {
-                w for s in rest for w in writes(s)
-            }:
+            elif isinstance(value, ast.Name) and not any(value.id in w for w in written[i + 1 :]):
                 b = value.id
                 definition = next((k for k in range(i) if target(block[k]) == b), None)
                 if (
@@ -579,12 +598,22 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
                 del block[i]
                 return body, True
             else:
+                i += 1
                 continue
             replace = _Replace(a, new)
-            block[i + 1 :] = [replace.visit(s) for s in rest]
-            del block[i]
-            return body, True
-    return body, False
+            for k in range(i + 1, len(block)):  # (only the statements that read a change)
+                if read[k][a]:
+                    block[k] = replace.visit(block[k])
+                    if isinstance(new, ast.Name):
+                        read[k][new.id] += read[k][a]
+                    del read[k][a]
+            del block[i], read[i], written[i]
+            if isinstance(new, ast.Name):  # b is read where a was; a = b is gone
+                uses[new.id] += uses[a] - 1
+            uses[a] = 0
+            assigned[a] -= 1
+            changed = True
+    return body, changed
 
 
 def _last_equal(rest: list[ast.stmt], a: str, b: str) -> int | None:
@@ -1065,40 +1094,63 @@ def inline_temporaries(body: list[ast.stmt], temporaries: set[str]) -> list[ast.
     merged statement stays within ``LINE_LIMIT``.
     """
     changed = True
-    while changed:
+    while changed:  # (one pass finds nearly all: an inlining only lengthens other merges)
         changed = False
         all_reads = Counter(n for s in _statements(body) for n in own_reads(s))
         assigned = Counter(n for s in _statements(body) for n in own_writes(s))
-        for block in blocks(body):
-            for i, stmt in enumerate(block):
+        for block in list(blocks(body)):
+            # each statement's reads and writes, kept in step with the block: the scan goes
+            # on after an inlining (whose counts change only for the name inlined), so a
+            # block of n statements costs O(n^2) set lookups, not O(n^3) tree walks
+            read = [set(reads(s)) for s in block]
+            written = [set(writes(s)) | _written_into(s) for s in block]
+            i = 0
+            while i < len(block):
+                stmt = block[i]
                 a = target(stmt)
-                if a is None or a not in temporaries or all_reads[a] != 1 or assigned[a] != 1:
+                j = _inline_into(block, read, written, i, a, temporaries, all_reads, assigned)
+                if j is None:
+                    i += 1
                     continue
-                if not _pure(stmt.value):
-                    continue
-                users = [k for k in range(i + 1, len(block)) if a in reads(block[k])]
-                if len(users) != 1:
-                    continue
-                j = users[0]
-                if not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)):
-                    continue
-                operands = set(reads(stmt.value))
-                if any(
-                    operands & (set(writes(block[k])) | _written_into(block[k]))
-                    for k in range(i + 1, j)
-                ):
-                    continue  # (an operand given a new value, or written into in place)
-                if any(
-                    not _pure(getattr(block[k], "value", ast.Constant(0))) for k in range(i + 1, j)
-                ):
-                    continue  # keep the order of tape pops
                 merged = _Replace(a, stmt.value).visit(copy.deepcopy(block[j]))
                 if len(ast.unparse(ast.fix_missing_locations(merged))) > LINE_LIMIT:
+                    i += 1
                     continue
-                block[j] = merged
-                del block[i]
+                block[j], read[j] = merged, set(reads(merged))
+                written[j] = set(writes(merged)) | _written_into(merged)
+                del block[i], read[i], written[i]
+                all_reads[a] -= 1
+                assigned[a] -= 1
                 changed = True
-                break
-            if changed:
-                break
     return body
+
+
+def _inline_into(
+    block: list[ast.stmt],
+    read: list[set[str]],
+    written: list[set[str]],
+    i: int,
+    a: str | None,
+    temporaries: set[str],
+    all_reads: Counter,
+    assigned: Counter,
+) -> int | None:
+    """For :func:`inline_temporaries`: the position of the one statement that
+    ``block[i]`` (which assigns ``a``) may be written into, or None."""
+    stmt = block[i]
+    if a is None or a not in temporaries or all_reads[a] != 1 or assigned[a] != 1:
+        return None
+    if not _pure(stmt.value):
+        return None
+    users = [k for k in range(i + 1, len(block)) if a in read[k]]
+    if len(users) != 1:
+        return None
+    j = users[0]
+    if not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)):
+        return None
+    operands = set(reads(stmt.value))
+    if any(operands & written[k] for k in range(i + 1, j)):
+        return None
+    if any(not _pure(getattr(block[k], "value", ast.Constant(0))) for k in range(i + 1, j)):
+        return None  # keep the order of tape pops
+    return j

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
+import keyword
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +25,6 @@ from . import emit as emit_stage
 from .analyze import Facts, analyze, check_facts
 from .backends import NUMPY, Backend
 from .builder import HELPERS, Builder, function_def, is_marker
-from .errors import UnsupportedSyntaxError
 from .forward import forward
 from .naming import Namer
 from .normalize import Normalized, dict_keys, normalize
@@ -52,7 +53,7 @@ class Derived:
     source: str
     function: Callable[..., Any]
     name: str
-    facts: Facts
+    facts: Facts | None  # (None once emitted: the analysis refers to the functions called)
     trace: dict[str, str] = field(default_factory=dict)
     #: the user functions it calls, directly or not: their code and globals are in it too
     callees: tuple[ParsedFunction, ...] = ()
@@ -112,6 +113,8 @@ class Program:
         self.fronts: dict[Any, Normalized] = {}
         #: the argument ranks each (function, kind, wrt) has been specialized to
         self.specialized: dict[tuple, list[tuple]] = {}
+        #: each callee as its derivatives read it: its free names renamed where they clash
+        self.reading: dict[Any, Normalized] = {}
 
     def request(self, func: Any, kind: str, wrt: tuple[str, ...], ranks: tuple) -> tuple[str, ...]:
         """The names of ``func``'s derivative of ``kind`` (``"jvp"`` or ``"split"``) for
@@ -141,17 +144,20 @@ class Program:
             self.queue.append(key)
         return self.names[key]
 
-    def add_env(self, env: dict[str, Any], where: Normalized) -> None:
+    def add_env(self, env: dict[str, Any], where: Normalized) -> dict[str, str]:
+        """Bind the free names of ``where`` in the module; a name the module already binds
+        to another object (the closure variable ``fn`` of two functions made by one
+        decorator, say) is bound under a fresh name. Returns those renames."""
+        renames: dict[str, str] = {}
         for name, value in env.items():
             if name in self.env and self.env[name] is not value:
-                raise where.parsed.locator.error(
-                    UnsupportedSyntaxError,
-                    where.parsed.tree,
-                    f"{where.parsed.func.__qualname__!r} and another function it is "
-                    f"differentiated with use the global name {name!r} for different "
-                    "objects; srcgrad puts their derivatives in one module, so rename one.",
-                )
+                new = self.namer.fresh(name)
+                while new in self.env or new in where.namer.taken:
+                    new = self.namer.fresh(name)
+                renames[name] = name = new
             self.env[name] = value
+            self.namer.reserve(name)
+        return renames
 
     def build(self) -> None:
         """Generate every requested callee derivative (requests may add more)."""
@@ -159,8 +165,9 @@ class Program:
             func, kind, wrt, ranks = self.queue.pop(0)
             if func not in self.fronts:
                 self.fronts[func] = front(func)
-            norm = self.fronts[func]
-            self.add_env(norm.parsed.env, norm)
+                renames = self.add_env(self.fronts[func].parsed.env, self.fronts[func])
+                self.reading[func] = _renamed(self.fronts[func], renames)
+            norm = self.reading[func]
             names = self.names[(func, kind, wrt, ranks)]
             ranks_by_name = dict(zip([a.arg for a in norm.tree.args.args], ranks))
             _count("analyze")
@@ -219,6 +226,22 @@ def analyzed(
             check_facts(norm, facts)  # (of the lowering differentiated, not the others)
             return norm, facts
         found.update(more)
+
+
+def _renamed(norm: Normalized, renames: dict[str, str]) -> Normalized:
+    """``norm`` reading its free names by the names in ``renames`` (its tree in place, and a
+    copy of its parsed function with its ``env`` renamed: the original, which the cache
+    checks, keeps the names the function has)."""
+    if not renames:
+        return norm
+    for node in ast.walk(norm.tree):  # (a free name is never a local of the function)
+        if isinstance(node, ast.Name) and node.id in renames:
+            node.id = renames[node.id]
+    for new in renames.values():
+        norm.namer.reserve(new)
+    parsed = copy.copy(norm.parsed)
+    parsed.env = {renames.get(name, name): value for name, value in norm.parsed.env.items()}
+    return dataclasses.replace(norm, parsed=parsed)
 
 
 def _optimize(
@@ -380,11 +403,16 @@ def derive(
             module.namespace[generated].__srcgrad_helper__ = helper
     if trace is not None:
         trace["emit"] = text
+    # what srcgrad keeps (the cache, weakly keyed by the function) must not hold the
+    # functions themselves: the analysis names every function called (it is not kept), and
+    # the parsed functions hold theirs weakly until the next derivation
+    for made_from in (norm, *program.fronts.values()):
+        made_from.parsed.release()
     return Derived(
         source=text,
         function=module.function(func.name),
         name=func.name,
-        facts=facts,
+        facts=None,
         trace=trace or {},
         callees=tuple(n.parsed for f, n in program.fronts.items() if f is not parsed.func),
     )
@@ -395,15 +423,47 @@ def unit_tangent_wrapper(
 ) -> Callable[..., Any]:
     """A generated function returning the forward-mode derivative with respect to the
     scalar ``wrt``: one call of the jvp ``derived`` with a unit tangent. It has
-    source, so it can be differentiated again (third and higher order)."""
-    args = ", ".join(params)
-    function = "d_" + derived.name.removeprefix("jvp_")  # (a lambda's is jvp_lambda)
-    text = (
-        f'"""The derivative of {name} with respect to {wrt}, generated by srcgrad."""\n\n\n'
-        f"def {function}({args}):\n"
-        f"    _, {wrt}_derivative = {derived.name}({args}, {wrt} * 0.0 + 1.0)\n"
-        f"    return {wrt}_derivative\n"
+    source, so it can be differentiated again (third and higher order).
+
+    The module is built from AST nodes: ``name`` (the user's function's, which may be
+    any text) appears only in the docstring's ``ast.Constant``, and the parameters are
+    checked as identifiers::
+
+        def d_f(x, y):
+            _, x_derivative = jvp_f(x, y, x * 0.0 + 1.0)
+            return x_derivative
+    """
+    for p in params:
+        if not p.isidentifier() or keyword.iskeyword(p):
+            raise TypeError(
+                f"srcgrad cannot differentiate {name!r} again: its parameter {p!r} is not a name"
+            )
+    namer = Namer({*params, derived.name})
+    function = namer.fresh("d_" + derived.name.removeprefix("jvp_"))  # (a lambda's: jvp_lambda)
+    value, tangent = namer.fresh("_"), namer.fresh(f"{wrt}_derivative")
+    unit = ast.BinOp(
+        left=ast.BinOp(
+            left=ast.Name(id=wrt, ctx=ast.Load()), op=ast.Mult(), right=ast.Constant(0.0)
+        ),
+        op=ast.Add(),
+        right=ast.Constant(1.0),
     )
+    call = ast.Call(
+        func=ast.Name(id=derived.name, ctx=ast.Load()),
+        args=[*(ast.Name(id=p, ctx=ast.Load()) for p in params), unit],
+        keywords=[],
+    )
+    pair = ast.Tuple(
+        elts=[ast.Name(id=value, ctx=ast.Store()), ast.Name(id=tangent, ctx=ast.Store())],
+        ctx=ast.Store(),
+    )
+    body: list[ast.stmt] = [
+        ast.Assign(targets=[pair], value=call),
+        ast.Return(value=ast.Name(id=tangent, ctx=ast.Load())),
+    ]
+    title = f"The derivative of {name} with respect to {wrt}, generated by srcgrad."
+    docstring = ast.Module(body=[ast.Expr(ast.Constant(title))], type_ignores=[])
+    text = f"{ast.unparse(docstring)}\n\n\n{ast.unparse(function_def(function, params, body))}\n"
     module = emit_stage.load(text, {derived.name: derived.function}, f"derivative of {name}")
     return module.function(function)
 

@@ -16,6 +16,7 @@ import ast
 import builtins
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -92,6 +93,12 @@ def nondiff(keys, params=("x",), **extra) -> Rule:
     return rule
 
 
+def operation_name(key: Any) -> str:
+    """How a message names the operation with rule key ``key``, in the user's terms:
+    ``np.exp``, ``the @ operator``, ``.sum()`` (a method), ``.T`` (an attribute)."""
+    return _name(key)
+
+
 def _name(key) -> str:
     if isinstance(key, type) and issubclass(key, ast.AST):
         return f"the {_OPERATOR_TEXT.get(key, key.__name__)} operator"
@@ -116,6 +123,15 @@ _OPERATOR_TEXT = {
     ast.MatMult: "@",
     ast.USub: "unary -",
     ast.UAdd: "unary +",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitOr: "|",
+    ast.BitAnd: "&",
+    ast.BitXor: "^",
+    ast.Invert: "~",
+    ast.Not: "not",
 }
 
 # -- arithmetic ----------------------------------------------------------------------
