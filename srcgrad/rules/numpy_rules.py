@@ -443,6 +443,19 @@ register(
         rank=_same_rank,
     ),
 )
+register(
+    np.copy,
+    Rule(
+        name="np.copy",
+        params=("a", "order", "subok"),
+        defaults={"order": "K", "subok": False},
+        jvp={"a": "g"},
+        vjp={"a": "g"},
+        elementwise=True,
+        rank=lambda ctx: ctx.rank("a"),
+        zero=frozenset({"order", "subok"}),
+    ),
+)
 # casts: analyze reads the dtype (to a float dtype the identity, to an integer or bool one
 # derivative zero, to a complex one or one it cannot see, no derivative)
 register(
