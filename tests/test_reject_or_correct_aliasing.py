@@ -979,6 +979,75 @@ def test_alias_analysis_result() -> None:
     assert found.problems == []
 
 
+# -- 2c. names that pass lists around a loop hold lists -------------------------------------
+
+
+def list_copied_in_loop_then_appended(x):
+    xs = [np.sin(x)]
+    ys = [x * 1.0]
+    for _ in range(2):
+        zs = xs
+        xs = zs
+    xs.append(x * 2.0)
+    return np.sum(xs[0] * ys[0]) + np.sum(xs[-1] * x)
+
+
+def lists_traded_in_loop_read_twice(x):
+    xs = [np.sin(x)]
+    ys = [x * 2.0]
+    for _ in range(3):
+        xs, ys = ys, xs
+    return np.sum(xs[0] * x) + np.sum(xs[0] * ys[0])
+
+
+def list_rebuilt_from_copy_in_loop(x):
+    xs = [np.sin(x), x * 1.0]
+    for _ in range(2):
+        ys = xs
+        xs = [ys[1] * x, ys[0]]
+    return np.sum(xs[0] * x) + np.sum(xs[1] * xs[0])
+
+
+def list_concatenated_in_loop(x):
+    xs = [np.sin(x)]
+    for _ in range(2):
+        xs = xs + [x * 2.0]
+    return np.sum(xs[0] * xs[-1])
+
+
+def list_or_array_concatenated(x, flag):
+    if flag > 0:
+        xs = [x * 2.0]
+    else:
+        xs = x * 3.0
+    ys = xs
+    zs = ys + ys
+    return np.sum(np.asarray(zs) * x)
+
+
+LOOP_LIST_RIGHT = [
+    Right(list_copied_in_loop_then_appended, (X3,)),
+    Right(lists_traded_in_loop_read_twice, (X3,)),
+    Right(list_rebuilt_from_copy_in_loop, (X3,)),
+]
+LOOP_LIST_REFUSED = [
+    Refused(list_concatenated_in_loop, (X3,), R, "arithmetic on lists", "xs = xs + [x * 2.0]"),
+    Refused(list_or_array_concatenated, (X3, 1.0), R, "arithmetic on lists", "zs = ys + ys"),
+]
+
+
+@run_rows(LOOP_LIST_RIGHT, "row, mode")
+def test_lists_passed_around_loops(row: Right, mode: str) -> None:
+    """A name given a list only by copies of names holding lists (``xs, ys = ys, xs``,
+    ``zs = xs; xs = zs`` in a loop) holds a list: its adjoint adds element by element."""
+    check_right(row, mode)
+
+
+@run_rows(LOOP_LIST_REFUSED, "row, mode")
+def test_list_arithmetic_on_some_path_refused(row: Refused, mode: str) -> None:
+    check_refused(row, mode)
+
+
 # -- random programs: aliases, views, in-place changes, repeated indices ------------------
 
 #: the module a random program lives in: a boolean mask and an index with repeats
