@@ -106,6 +106,8 @@ class Facts:
     loop_indices: set[str] = field(default_factory=set)
     #: names holding lists or tuples (built by displays and append)
     sequences: set[str] = field(default_factory=set)
+    #: names that may hold a list or tuple on some path (``xs = xs + ys`` in a loop)
+    maybe_sequences: set[str] = field(default_factory=set)
     #: the shape each assignment's own operation gives (id of the statement -> shape)
     op_shapes: dict[int, Shape] = field(default_factory=dict)
     #: names holding parts of pytree arguments: their structure (a container's, or a
@@ -220,16 +222,32 @@ def analyze(
             facts.definitions.setdefault(assigned_name(stmt), []).append((stmt, depth))
         else:
             assert isinstance(stmt, (ast.If, ast.While, ast.Break, ast.Pass)), ast.dump(stmt)
-    facts.sequences = set()
-    while True:  # (a copy of a list is a list: to a fixed point)
+    # a name holds a list or tuple where each of its definitions makes one or copies a name
+    # that does: the greatest fixed point, since names that pass lists around a loop
+    # (`xs, ys = ys, xs`) copy each other (a parameter's value is the caller's: not known)
+    params = {a.arg for a in norm.tree.args.args}
+    facts.sequences = {n for n, defs in facts.definitions.items() if defs and n not in params}
+    while True:
+        kept = {
+            n
+            for n in facts.sequences
+            if all(
+                _gives_sequence(facts.ops.get(s), facts.sequences) for s, _ in facts.definitions[n]
+            )
+        }
+        if kept == facts.sequences:
+            break
+        facts.sequences = kept
+    facts.maybe_sequences = set(facts.sequences)
+    while True:  # (the least fixed point: some definition gives one)
         found = {
             n
             for n, defs in facts.definitions.items()
-            if defs and all(_gives_sequence(facts.ops.get(s), facts.sequences) for s, _ in defs)
+            if any(_gives_sequence(facts.ops.get(s), facts.maybe_sequences) for s, _ in defs)
         }
-        if found <= facts.sequences:
+        if found <= facts.maybe_sequences:
             break
-        facts.sequences |= found
+        facts.maybe_sequences |= found
     _tree_parts(facts, assigns, trees)
     for name, defs in facts.definitions.items():
         if len(defs) == 1 and isinstance(defs[0][0], ast.Assign):
@@ -948,13 +966,14 @@ def _einsum_sublists(facts: Facts, op: Op, env: dict[str, Any]) -> bool:
 
 
 def _sequence_arithmetic(facts: Facts, op: Op) -> bool:
-    """Whether ``op`` may be Python's arithmetic on lists or tuples: ``xs + ys`` of two of
-    them, ``xs * n`` of one and a number that may be an integer. (With an array, or a
+    """Whether ``op`` may be Python's arithmetic on lists or tuples: ``xs + ys`` of two
+    names that may hold them (on some path), ``xs * n`` of one and a number that may be an
+    integer. (With an array, or a
     number that carries a derivative, numpy's elementwise arithmetic applies.)"""
     if not (isinstance(op.key, type) and issubclass(op.key, ast.operator)):
         return False
     operands = list(op.args.values())
-    lists = [isinstance(a, ast.Name) and a.id in facts.sequences for a in operands]
+    lists = [isinstance(a, ast.Name) and a.id in facts.maybe_sequences for a in operands]
     if not any(lists):
         return False
     if op.key is not ast.Mult or all(lists):

@@ -979,6 +979,345 @@ def test_alias_analysis_result() -> None:
     assert found.problems == []
 
 
+# -- 2b. names that trade arrays (swaps, rotations, temporaries) never share one ------------
+
+
+def two_new(u, s):
+    return np.tanh(u), np.cos(u) + s
+
+
+def swapped(u, v):
+    return v, u
+
+
+def swap_in_loop_then_update(x):
+    a = np.tanh(x)
+    c = np.cos(x)
+    for _ in range(3):
+        a, c = c, a
+    a *= np.sin(c)
+    return np.sum(a * c)
+
+
+def swap_then_update_in_loop(x):
+    a = x * 2.0
+    c = np.sin(x)
+    for _ in range(3):
+        a, c = c, a
+        a *= c + 1.0
+    return np.sum(a * c)
+
+
+def swap_after_tuple_call(x):
+    a = np.tanh(x)
+    b = np.sin(x)
+    c = np.cos(x)
+    for _ in range(2):
+        a, b = two_new(x, -0.5)
+        a, c = c, a
+    for _ in range(2):
+        a *= np.cos(c)
+    return np.sum(a * b * c)
+
+
+def rotation_in_loop(x):
+    a = x * 1.0
+    b = np.sin(x)
+    c = np.cos(x)
+    for i in range(3):
+        a, b, c = b, c, a
+        b[i] = a[i] * c[2 - i]
+    a += b
+    return np.sum(a * b * c)
+
+
+def swap_on_a_branch(x, flag):
+    a = np.exp(x)
+    c = x * x
+    if flag > 0:
+        a, c = c, a
+    a[1] = c[0] * 2.0
+    return np.sum(a * c)
+
+
+def permuted_on_branches(x, flag):
+    a, b, c = np.sin(x), np.cos(x), x * x
+    for i in range(3):
+        if flag * i > 0.5:
+            a, b, c = c, a, b
+        else:
+            a, b = b, a
+        b[i] = a[i] + c[i]
+    return np.sum(a * b + c)
+
+
+def exchange_through_temporary(x):
+    a = np.sin(x)
+    c = np.cos(x)
+    for i in range(3):
+        t = a
+        a = c
+        c = t
+        c[i] = a[i] * 0.5
+    return np.sum(a * c)
+
+
+def swap_in_while_with_break(x):
+    a = x * 3.0
+    c = np.sin(x)
+    k = 0
+    while k < 5:
+        a, c = c, a
+        if k == 2:
+            break
+        k += 1
+    c *= a
+    return np.sum(c + a)
+
+
+def view_dies_before_swap(x):
+    a = x * 2.0
+    c = np.sin(x)
+    for _ in range(3):
+        v = a[0:2]
+        s = np.sum(v)
+        a, c = c, a
+        a *= s
+    return np.sum(a * c)
+
+
+def swap_in_nested_loops(x):
+    a = np.sin(x)
+    b = np.cos(x)
+    c = x * 0.5
+    for i in range(2):
+        for j in range(2):
+            a, b = b, a
+            b *= 1.0 + 0.1 * j
+        c, a = a, c
+        c[i] = b[i] * a[i]
+    return np.sum(a * b * c)
+
+
+def lists_swapped(x):
+    xs = [x * 1.0]
+    ys = [np.sin(x)]
+    for _ in range(3):
+        xs, ys = ys, xs
+    xs.append(x * 2.0)
+    return np.sum(xs[0] * ys[0]) + np.sum(xs[-1] * x)
+
+
+def alias_survives_swap_loop(x, n):
+    a = x * 2.0
+    b = a
+    c = np.sin(x)
+    for _ in range(n):
+        a, c = c, a
+    a *= 3.0
+    return np.sum(b * c)
+
+
+def view_survives_swap(x):
+    a = x * 2.0
+    c = np.sin(x)
+    v = a[0:2]
+    for _ in range(3):
+        a, c = c, a
+    c[0] = 1.0
+    return np.sum(v * x[0:2]) + np.sum(c * x)
+
+
+def list_holds_after_swap(x):
+    a = x * 2.0
+    c = np.sin(x)
+    ys = [a]
+    for _ in range(2):
+        a, c = c, a
+    a[0] = 0.0
+    return np.sum(ys[0] * x) + np.sum(a * c)
+
+
+def alias_on_other_branch(x, flag):
+    a = np.exp(x)
+    c = x * x
+    if flag > 0:
+        a, c = c, a
+    else:
+        c = a
+    a *= 2.0
+    return np.sum(a * c)
+
+
+def rotation_duplicates(x):
+    a, b, c = x * 1.0, np.sin(x), np.cos(x)
+    for _ in range(2):
+        a, b, c = b, c, b
+    a[0] = 0.0
+    return np.sum(a * b * c)
+
+
+def temporary_kept(x):
+    a = np.sin(x)
+    c = np.cos(x)
+    for _ in range(2):
+        t = a
+        a = c
+        c = t
+    c *= 2.0
+    return np.sum(t * a)
+
+
+def helper_swaps_alias(x):
+    a = x * 2.0
+    b = a
+    c = np.sin(x)
+    for _ in range(3):
+        a, c = swapped(a, c)
+    c *= 2.0
+    return np.sum(b * x) + np.sum(c)
+
+
+def swap_with_argument(x):
+    a = x
+    c = np.sin(x)
+    for _ in range(3):
+        a, c = c, a
+    c *= 2.0
+    return np.sum(a * c)
+
+
+SWAP_RIGHT = [
+    Right(swap_in_loop_then_update, (X3,)),
+    Right(swap_then_update_in_loop, (X3,)),
+    Right(swap_after_tuple_call, (X3,)),
+    Right(rotation_in_loop, (X3,)),
+    Right(swap_on_a_branch, (X3, 1.0)),
+    Right(swap_on_a_branch, (X3, -1.0)),
+    Right(permuted_on_branches, (X3, 1.0)),
+    Right(permuted_on_branches, (X3, -1.0)),
+    Right(exchange_through_temporary, (X3,)),
+    Right(swap_in_while_with_break, (X3,)),
+    Right(view_dies_before_swap, (X3,)),
+    Right(swap_in_nested_loops, (X3,)),
+    Right(lists_swapped, (X3,)),
+]
+SWAP_REFUSED = [
+    Refused(alias_survives_swap_loop, (X3, 2), R, "`b` shares that memory", "a *= 3.0"),
+    Refused(view_survives_swap, (X3,), R, "`v` changes too", "c[0] = 1.0"),
+    Refused(list_holds_after_swap, (X3,), R, "`ys` holds that array", "a[0] = 0.0"),
+    Refused(alias_on_other_branch, (X3, 1.0), R, "`c` shares that memory", "a *= 2.0"),
+    Refused(rotation_duplicates, (X3,), R, "`c` shares that memory", "a[0] = 0.0"),
+    Refused(temporary_kept, (X3,), R, "`t` shares that memory", "c *= 2.0"),
+    Refused(helper_swaps_alias, (X3,), R, "`b` shares that memory", "c *= 2.0"),
+    Refused(swap_with_argument, (X3,), R, "the argument `x`", "c *= 2.0"),
+]
+
+
+@run_rows(SWAP_RIGHT, "row, mode")
+def test_swaps_followed(row: Right, mode: str) -> None:
+    check_right(row, mode)
+
+
+@run_rows(SWAP_REFUSED, "row, mode")
+def test_real_aliases_survive_swaps(row: Refused, mode: str) -> None:
+    check_refused(row, mode)
+
+
+@pytest.mark.parametrize(
+    "func",
+    [
+        swap_in_loop_then_update,
+        swap_then_update_in_loop,
+        swap_after_tuple_call,
+        swap_in_while_with_break,
+        view_dies_before_swap,
+    ],
+)
+@pytest.mark.parametrize("mode", MODES)
+def test_swaps_against_autograd(func, mode: str) -> None:
+    """The same source run by autograd (``np`` rebound to autograd.numpy; there ``a *= v``
+    rebinds ``a``, numpy's meaning where no other name shares the array)."""
+    import autograd
+    import autograd.numpy as anp
+
+    namespace = {**func.__globals__, "np": anp}
+    for f in (two_new, func):
+        exec(compile(inspect.getsource(f), inspect.getsourcefile(f), "exec"), namespace)
+    expected = autograd.grad(namespace[func.__name__])(X3.copy())
+    got = srcgrad.grad(func, mode=mode)(X3.copy())
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+
+
+# -- 2c. names that pass lists around a loop hold lists -------------------------------------
+
+
+def list_copied_in_loop_then_appended(x):
+    xs = [np.sin(x)]
+    ys = [x * 1.0]
+    for _ in range(2):
+        zs = xs
+        xs = zs
+    xs.append(x * 2.0)
+    return np.sum(xs[0] * ys[0]) + np.sum(xs[-1] * x)
+
+
+def lists_traded_in_loop_read_twice(x):
+    xs = [np.sin(x)]
+    ys = [x * 2.0]
+    for _ in range(3):
+        xs, ys = ys, xs
+    return np.sum(xs[0] * x) + np.sum(xs[0] * ys[0])
+
+
+def list_rebuilt_from_copy_in_loop(x):
+    xs = [np.sin(x), x * 1.0]
+    for _ in range(2):
+        ys = xs
+        xs = [ys[1] * x, ys[0]]
+    return np.sum(xs[0] * x) + np.sum(xs[1] * xs[0])
+
+
+def list_concatenated_in_loop(x):
+    xs = [np.sin(x)]
+    for _ in range(2):
+        xs = xs + [x * 2.0]
+    return np.sum(xs[0] * xs[-1])
+
+
+def list_or_array_concatenated(x, flag):
+    if flag > 0:
+        xs = [x * 2.0]
+    else:
+        xs = x * 3.0
+    ys = xs
+    zs = ys + ys
+    return np.sum(np.asarray(zs) * x)
+
+
+LOOP_LIST_RIGHT = [
+    Right(list_copied_in_loop_then_appended, (X3,)),
+    Right(lists_traded_in_loop_read_twice, (X3,)),
+    Right(list_rebuilt_from_copy_in_loop, (X3,)),
+]
+LOOP_LIST_REFUSED = [
+    Refused(list_concatenated_in_loop, (X3,), R, "arithmetic on lists", "xs = xs + [x * 2.0]"),
+    Refused(list_or_array_concatenated, (X3, 1.0), R, "arithmetic on lists", "zs = ys + ys"),
+]
+
+
+@run_rows(LOOP_LIST_RIGHT, "row, mode")
+def test_lists_passed_around_loops(row: Right, mode: str) -> None:
+    """A name given a list only by copies of names holding lists (``xs, ys = ys, xs``,
+    ``zs = xs; xs = zs`` in a loop) holds a list: its adjoint adds element by element."""
+    check_right(row, mode)
+
+
+@run_rows(LOOP_LIST_REFUSED, "row, mode")
+def test_list_arithmetic_on_some_path_refused(row: Refused, mode: str) -> None:
+    check_refused(row, mode)
+
+
 # -- random programs: aliases, views, in-place changes, repeated indices ------------------
 
 #: the module a random program lives in: a boolean mask and an index with repeats
@@ -1010,7 +1349,7 @@ def alias_programs(draw: Any) -> str:
         kind = draw(
             st.sampled_from(
                 ["new", "new", "alias", "view", "view", "update", "update", "write", "write"]
-                + ["rebind", "list", "loop", "argument"]
+                + ["rebind", "list", "loop", "argument", "swap", "swap"]
             )
         )
         a, b = pick(), pick()
@@ -1088,6 +1427,25 @@ def alias_programs(draw: Any) -> str:
                 )
             )
             lines.append(f"for i in range(3):\n        {body}")
+        elif kind == "swap":  # names trading arrays: straight, in a loop, on a branch
+            c, d, e = pick(), pick(), pick()
+            trade = draw(
+                st.sampled_from(
+                    [f"{c}, {d} = {d}, {c}", f"{c}, {d}, {e} = {d}, {e}, {c}"]
+                    + [f"{c}, {d} = {d}, {e}", f"t = {c}\n{c} = {d}\n{d} = t"]
+                )
+            )
+            after = draw(
+                st.sampled_from(["", f"{c} *= 1.25", f"{d}[i] = {e}[3 - i] * 0.5", f"{e} += x"])
+            )
+            where = draw(st.sampled_from(["", "for i in range(3):", "if np.sum(x) > 0.0:"]))
+            body = trade.split("\n") + ([after] if after and where.startswith("for") else [])
+            if where:
+                lines.append(where + "".join(f"\n        {line}" for line in body))
+            else:
+                lines.extend(body)
+            if after and not where.startswith("for") and "[i]" not in after:
+                lines.append(after)
         else:
             lines.append(draw(st.sampled_from(["x += 0.5", "x *= 1.5"])))
     a, b, c = pick(), pick(), pick()
