@@ -25,6 +25,11 @@ and where the memory is not the caller's (an argument's) or a global's::
     z *= 3              # fine: y is     return np.sum(y)  # array, and numpy
     return np.sum(z)    # not read again                   # changes y too
 
+Places merge where paths meet: after ``a, c = c, a`` in a loop, ``a`` and ``c`` may each
+be either array. Beside the places, the analysis therefore keeps which pairs of names may
+share memory (a relation between names, not places: a swap keeps ``a`` and ``c`` apart on
+every path), and two names share memory only where both say so.
+
 Python and numpy numbers are immutable: ``s = 0.0; s += v`` (``+=`` on any rank-0
 value but a 0-d array an array constructor made) is plain rebinding, never a problem.
 """
@@ -79,6 +84,9 @@ class Aliases:
 
     #: for each statement changing something in place (by id): each name's places before it
     places: dict[int, dict[str, frozenset[Place]]] = field(default_factory=dict)
+    #: for the same statements: each name's names that may share memory with it (what one
+    #: refers to or holds may be what the other refers to or holds)
+    sharing: dict[int, dict[str, frozenset[str]]] = field(default_factory=dict)
     #: what a list (or a caller's container) holds, by its place
     elements: dict[Place, frozenset[Place]] = field(default_factory=dict)
     #: statements whose new value may hold new arrays of its own (a call's tuple result)
@@ -98,7 +106,12 @@ class Aliases:
         """Whether names ``a`` and ``b`` may refer to the same memory just before ``stmt``
         (a statement that changes something in place)."""
         at = self.places.get(id(stmt), {})
-        return bool(at.get(a, frozenset()) & at.get(b, frozenset()))
+        return bool(at.get(a, frozenset()) & at.get(b, frozenset())) and self.related(stmt, a, b)
+
+    def related(self, stmt: ast.stmt, a: str, b: str) -> bool:
+        """Whether the names ``a`` and ``b`` may share memory just before ``stmt`` by the
+        relation between names (which a swap keeps apart; places alone do not)."""
+        return b in self.sharing.get(id(stmt), {}).get(a, frozenset())
 
     def reach(self, places: frozenset[Place]) -> frozenset[Place]:
         """``places`` and everything they hold, however deep."""
@@ -231,7 +244,11 @@ def aliases(norm: Normalized, facts: Facts) -> Aliases:
     flow = _Flow(norm, facts)
     flow.run()
     result = Aliases(
-        places=flow.at, elements=flow.elements, fresh_sites=flow.fresh_sites, final=flow.final
+        places=flow.at,
+        sharing=flow.sharing_at,
+        elements=flow.elements,
+        fresh_sites=flow.fresh_sites,
+        final=flow.final,
     )
     check = _Check(norm, facts, result, flow.call_writes, flow.out_writes)
     result.problems = check.run()
@@ -267,6 +284,7 @@ class _Flow:
         self.local = set(self.params) | set(facts.definitions) | facts.loop_indices
         self.elements: dict[Place, frozenset[Place]] = {}
         self.at: dict[int, dict[str, frozenset[Place]]] = {}
+        self.sharing_at: dict[int, dict[str, frozenset[str]]] = {}
         self.fresh_sites: set[int] = set()  # statements whose new value holds new arrays
         self.summaries: dict[tuple, Any] = {}  # user functions' results, by (id, ranks)
         self.final: dict[str, frozenset[Place]] = {}  # each name's places at the end
@@ -285,8 +303,12 @@ class _Flow:
             self.referrers[place] = {p}
         for _ in range(20):
             self.grew = False
-            state = {p: frozenset({Place("argument", p)}) for p in self.params}
-            self.final = self.block(self.norm.tree.body[:-1], state, [])
+            state: dict[str, Any] = {p: frozenset({Place("argument", p)}) for p in self.params}
+            outside = {*self.params, _OUTSIDE}  # the caller's arrays may be one another's
+            state[_SHARING] = {p: frozenset(outside - {p}) for p in outside}
+            final = self.block(self.norm.tree.body[:-1], state, [])
+            final.pop(_SHARING)
+            self.final = final
             if not self.grew:
                 return
 
@@ -298,29 +320,33 @@ class _Flow:
 
     def statement(self, stmt: ast.stmt, state: dict, breaks: list) -> dict:
         if is_setitem(stmt):
-            self.at[id(stmt)] = dict(state)
+            self.record(stmt, state)
             array = stmt.targets[0].value.id
             if array in self.facts.sequences:  # ys[i] = v: the list holds v now
                 self.hold(state.get(array, frozenset()), self.of(stmt.value, state))
+                return self.holds_too(state, array, stmt.value)
             return state
         if is_append(stmt):
-            self.at[id(stmt)] = dict(state)
+            self.record(stmt, state)
             xs = stmt.value.func.value.id
             self.hold(state.get(xs, frozenset()), self.of(stmt.value.args[0], state))
-            return state
+            return self.holds_too(state, xs, stmt.value.args[0])
         if isinstance(stmt, ast.Assign):
             target = stmt.targets[0].id
             if _popped(stmt) is not None:  # v = xs.pop(): xs changes in place
-                self.at[id(stmt)] = dict(state)
+                self.record(stmt, state)
             if stmt in self.norm.updates:  # x += v: numpy's x is the same array after it
-                self.at[id(stmt)] = dict(state)
-                value = state.get(self.norm.updates[stmt], frozenset())
+                self.record(stmt, state)
+                source = self.norm.updates[stmt]
+                value = state.get(source, frozenset())
                 self.refer(target, value)
-                return {**state, target: value}
+                sharers = _sharers_of(state, [source])
+                return {**_rebound(state, target, sharers), target: value}
             state = self.age(stmt, state)
             value = self.value(stmt, state)
             self.refer(target, value)
-            return {**state, target: value}
+            sharers = self.sharers(stmt, value, state)
+            return {**_rebound(state, target, sharers), target: value}
         if isinstance(stmt, ast.If):
             yes = self.block(stmt.body, dict(state), breaks)
             no = self.block(stmt.orelse, dict(state), breaks)
@@ -328,6 +354,7 @@ class _Flow:
         if isinstance(stmt, (ast.For, ast.While)):
             entry = dict(state)
             if isinstance(stmt, ast.For):
+                entry = _rebound(entry, stmt.target.id, frozenset())
                 entry[stmt.target.id] = frozenset()  # an integer
             current = entry
             inner: list[dict] = []
@@ -360,7 +387,46 @@ class _Flow:
             self.hold(frozenset({_aged(recent)}), self.elements[recent])
         for place in [p for p in self.referrers if p.site == site and not p.old]:
             self.referrers.setdefault(_aged(place), set()).update(self.referrers[place])
-        return {k: older(v) for k, v in state.items()}
+        return {k: v if k == _SHARING else older(v) for k, v in state.items()}
+
+    def record(self, stmt: ast.stmt, state: dict) -> None:
+        """What holds just before a statement that changes something in place."""
+        places = dict(state)
+        self.sharing_at[id(stmt)] = places.pop(_SHARING)
+        self.at[id(stmt)] = places
+
+    def sharers(self, stmt: ast.Assign, places: frozenset[Place], state: dict) -> frozenset[str]:
+        """The names the value an assignment gives (at ``places``) may share memory with:
+        none for an array the statement makes that holds nothing; else the local names the
+        expression reads, and those sharing theirs (a view, copy, element, or a call's
+        result may be any of them), and the caller's memory where a global is read."""
+        if all(p.kind == "new" and p.site == id(stmt) for p in places) and not any(
+            self.elements.get(p) for p in places
+        ):
+            return frozenset()
+        names = [
+            n.id
+            for n in ast.walk(stmt.value)
+            if isinstance(n, ast.Name) and n.id in self.local and n.id in state
+        ]
+        if any(p.kind == "global" for p in self.reach(places)):
+            names.append(_OUTSIDE)
+        return _sharers_of(state, names)
+
+    def holds_too(self, state: dict, container: str, item: ast.expr) -> dict:
+        """``container`` (a list) holds ``item`` now: every name that may refer to or hold
+        that list may share memory with what ``item`` may."""
+        if not (isinstance(item, ast.Name) and item.id in state):
+            return state
+        adjacent = state[_SHARING]
+        holders = {container} | adjacent.get(container, frozenset())
+        grown = _sharers_of(state, [item.id])
+        out = dict(adjacent)
+        for h in holders:
+            out[h] = out.get(h, frozenset()) | (grown - {h})
+        for g in grown:
+            out[g] = out.get(g, frozenset()) | (holders - {g})
+        return {**state, _SHARING: out}
 
     def refer(self, name: str, places: frozenset[Place]) -> None:
         """``name`` refers to ``places`` now (kept for every place, at any time)."""
@@ -473,7 +539,7 @@ class _Flow:
         operands = [*rhs.args, *(k.value for k in rhs.keywords)]
         changed = _changed_by_call(rhs, self.env, self.local)
         if changed is not None:  # out=y, np.fill_diagonal(y, v), y.sort(): y, in place
-            self.at[id(stmt)] = dict(state)
+            self.record(stmt, state)
             self.out_writes[id(stmt)] = changed
         if any(  # np.array(x, copy=False), x.astype(t, copy=False): perhaps x itself
             k.arg == "copy" and not (isinstance(k.value, ast.Constant) and k.value.value is True)
@@ -521,7 +587,7 @@ class _Flow:
         summary = self.summaries[key]
         params = _parameter_names(callee)
         if summary.writes:
-            self.at[id(stmt)] = dict(state)
+            self.record(stmt, state)
             changed = [(params[i], args[i]) for i in sorted(summary.writes) if i < len(args)]
             self.call_writes[id(stmt)] = (callee, changed)
         if summary.returns is None:
@@ -711,8 +777,43 @@ def _overlap(a: frozenset[Place], b: frozenset[Place]) -> bool:
 def _join(a: dict, b: dict) -> dict:
     out = dict(a)
     for k, v in b.items():
-        out[k] = out.get(k, frozenset()) | v
+        if k == _SHARING:
+            out[k] = _join(out.get(k, {}), v)
+        else:
+            out[k] = out.get(k, frozenset()) | v
     return out
+
+
+#: the state's key for the relation between names (``name -> names that may share memory
+#: with it``, symmetric), and the name standing for the caller's and globals' memory
+_SHARING = "<sharing>"
+_OUTSIDE = "<outside>"
+
+
+def _sharers_of(state: dict, names: list[str]) -> frozenset[str]:
+    """``names`` and every name that may share memory with one of them."""
+    adjacent = state[_SHARING]
+    out = set(names)
+    for n in names:
+        out |= adjacent.get(n, frozenset())
+    return frozenset(out)
+
+
+def _rebound(state: dict, target: str, sharers: frozenset[str]) -> dict:
+    """``state`` after ``target`` is given a value that may share memory with ``sharers``
+    (and with nothing else)."""
+    adjacent = state[_SHARING]
+    sharers = sharers - {target}
+    out = dict(adjacent)
+    for n in adjacent.get(target, frozenset()) - sharers:
+        out[n] = out[n] - {target}
+    for n in sharers - adjacent.get(target, frozenset()):
+        out[n] = out.get(n, frozenset()) | {target}
+    if sharers:
+        out[target] = sharers
+    else:
+        out.pop(target, None)
+    return {**state, _SHARING: out}
 
 
 def _immutable(value: Any) -> bool:
@@ -861,6 +962,8 @@ class _Check:
             return None
         live = self.live_after.get(id(stmt), set())
         for other in sorted(live - exempt):  # (a list holding the array sees it too)
+            if not self.found.related(stmt, written, other):
+                continue
             if _overlap(self.found.reach(at.get(other, frozenset())), places):
                 return self.shared_message(stmt, written, other)
         outside = sorted({p for p in places if p.kind != "new"}, key=lambda p: (p.kind, p.name))
