@@ -252,7 +252,7 @@ def run_autograd(fn: Callable[..., Any], *args: Any) -> Any:
     except Exception as exc:
         raise NoAutograd(f"{type(exc).__name__}: {exc}".splitlines()[0][:200]) from exc
     for leaf in leaves(result):
-        if isinstance(leaf, Box) or getattr(leaf, "dtype", None) == object:
+        if isinstance(leaf, Box) or getattr(leaf, "dtype", None) == np.dtype(object):
             # (np.dstack, np.asarray of a list of traced values: autograd does not trace
             # through them, and its traced values leak into an object array)
             raise NoAutograd("autograd does not trace through it (its traced values leak out)")
@@ -484,7 +484,6 @@ class Referee:
         #: a (value, tangent) pair: the values are compared without a referee
         self.values_first = False
 
-
     def _difference(self, direction: Sequence[Any], h: float) -> list[Any]:
         def at(sign: float) -> list[Any]:
             moved = copied(self.A)
@@ -678,9 +677,7 @@ class Oracle:
                 f"{what}: srcgrad raised {type(exc).__name__}: {exc}\n{self.describe()}"
             ) from exc
         for k, (before, after) in enumerate(zip(saved, inputs)):
-            if isinstance(before, np.ndarray) and not np.array_equal(
-                before, after, equal_nan=True
-            ):
+            if isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True):
                 raise AssertionError(f"{what}: srcgrad modified the caller's argument {k}")
         for a, b in zip(leaves(got), leaves(want)):
             try:
@@ -759,18 +756,16 @@ class Oracle:
             if (mode, "value_and_grad") not in self.skip:
                 self.compare(
                     f"value_and_grad {name} mode={mode}",
-                    lambda: srcgrad.value_and_grad(f, wrt=W, mode=mode)(*args),
+                    lambda mode=mode: srcgrad.value_and_grad(f, wrt=W, mode=mode)(*args),
                     lambda: ag_value_and_grad(F, P, as_tuple)(*args),
                     args,
                     higher=False,
-                    referee=_values_first(
-                        Referee(f, args, P, "vjp", w=1.0, extract=tangent_part)
-                    ),
+                    referee=_values_first(Referee(f, args, P, "vjp", w=1.0, extract=tangent_part)),
                 )
             if (mode, "grad") not in self.skip:
                 self.compare(
                     f"grad {name} mode={mode}",
-                    lambda: srcgrad.grad(f, wrt=W, mode=mode)(*args),
+                    lambda mode=mode: srcgrad.grad(f, wrt=W, mode=mode)(*args),
                     lambda: ag_grad(F, P, as_tuple)(*args),
                     args,
                     higher=False,

@@ -111,7 +111,9 @@ def check_against_autograd(
 
 # -- the control-flow corpus ---------------------------------------------------------------------
 CONTROL_FLOW = [
-    pytest.param(case.func, point, k, j, id=f"{case.func.__name__}-{j}", marks=_mark(case.func.__name__))
+    pytest.param(
+        case.func, point, k, j, id=f"{case.func.__name__}-{j}", marks=_mark(case.func.__name__)
+    )
     for k, case in enumerate(cf.CASES)
     for j, point in enumerate(case.points)
 ]
@@ -179,7 +181,9 @@ def _rule_params() -> list[Any]:
         try:
             module = importlib.import_module(name)
         except BaseException as exc:  # pytest.skip at import (no scipy)
-            params.append(pytest.param(name, None, {}, 0, id=name, marks=pytest.mark.skip(str(exc))))
+            params.append(
+                pytest.param(name, None, {}, 0, id=name, marks=pytest.mark.skip(str(exc)))
+            )
             continue
         for test_name, test in vars(module).items():
             inner = getattr(getattr(test, "hypothesis", None), "inner_test", None)
