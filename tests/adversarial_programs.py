@@ -241,7 +241,14 @@ class Gen:
     def stmt_assign(self, indent: int, depth: int) -> None:
         shape = self.choice(sorted({v.shape for v in self.vars}))
         value = self.expr(shape)
-        self.emit(indent, f"{self.target(shape)} = {value}")
+        # a bare name or a view of one (a leaf) aliases that name's array
+        source = next((v for v in self.vars if _leaf_of(value, v.name)), None)
+        base = source.base if source is not None else None
+        name = self.target(shape)
+        if source is not None:
+            self.feature("alias name" if value == source.name else "view")
+            next(v for v in self.vars if v.name == name).base = base
+        self.emit(indent, f"{name} = {value}")
 
     def stmt_alias(self, indent: int, depth: int) -> None:
         v = self.choice(self.vars)
@@ -428,6 +435,16 @@ class Gen:
             return total or f"{np_}.sum({self.vars[0].name})"
         full = self.vars[0].shape
         return f"{np_}.tanh({self.expr(full, 1)}) * ({total or 1.0})"
+
+
+def _leaf_of(text: str, name: str) -> bool:
+    """Whether ``text`` is ``name`` or a view of it (``name[...]``, ``name.T``, ...)."""
+    if text == name:
+        return True
+    return text.startswith(name) and any(text == name + suffix for suffix in _SUFFIXES)
+
+
+_SUFFIXES = {suffix for shape in [(4,), (3,), (2, 3), (3, 2), (6,)] for suffix, *_ in views(shape)}
 
 
 @st.composite

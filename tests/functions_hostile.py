@@ -47,6 +47,13 @@ def transposed_view_inplace(x, y):
     return np.sum(w * y)
 
 
+def write_seen_through_an_alias(x, y):
+    w = y * y
+    z = w
+    w[0] = np.sin(np.mean(x))
+    return np.sum(np.sin(z) * z)
+
+
 def list_append_through_alias(x, y):
     a = []
     b = a

@@ -64,6 +64,10 @@ THOROUGH = os.environ.get("SRCGRAD_HYPOTHESIS_PROFILE") == "thorough"
 #: ``adversarial_programs``), each with the issue-16 family and a reproducer below
 AVOID: dict[str, str] = {
     "inplace through an alias": "issue 16 family 2: z = y; z *= 3 (or a view) ignores y",
+    "write through an alias": (
+        "issue 16 family 2: w = y * y; z = w; w[0] = v: z is differentiated as the old w "
+        "(refused when written through z)"
+    ),
     "list append through an alias": "issue 16 family 2: b = a; b.append(v) is lost",
     "write on a parameter": (
         "issue 16 family 14: jvp of a function writing into its argument changes the "
@@ -500,6 +504,7 @@ FIRST_ORDER = [
     (fh.alias_read_after_inplace, (X, Y), "inplace through an alias"),
     (fh.view_of_local_inplace, (X, Y), "inplace through an alias"),
     (fh.transposed_view_inplace, (M, M.T), "inplace through an alias"),
+    (fh.write_seen_through_an_alias, (X, Y), "write through an alias"),
     (fh.list_append_through_alias, (X, Y), "list append through an alias"),
     (fh.list_holds_argument_then_inplace, (X, Y), "inplace through an alias"),
     (fh.repeated_index_write, (X, Y), {"reverse": AVOID["write repeated index"]}),
