@@ -486,7 +486,7 @@ class Referee:
 
     def _difference(self, direction: Sequence[Any], h: float) -> list[Any]:
         def at(sign: float) -> list[Any]:
-            moved = copied(self.A)
+            moved = [_double(a) for a in self.A]  # (float32 is too coarse to difference)
             for i, d in zip(self.Q, direction):
                 moved[i] = moved[i] + sign * h * d
             with np.errstate(all="ignore"):
@@ -512,6 +512,8 @@ class Referee:
         else:
             target = [np.asarray(v, dtype=float) for v in leaves(value)]
             direction = list(self.t or ())
+        single = any(np.result_type(a) == np.float32 for a in self.A if differentiable(a))
+        rtol = 3e-3 if single else 1e-4  # (the derivative judged has its own precision)
         for h in (1e-3, 1e-4, 1e-5, 1e-6):
             try:
                 estimate = self._difference(direction, h)
@@ -523,11 +525,22 @@ class Referee:
                 return False
             if all(
                 np.shape(e) == np.shape(g)
-                and np.allclose(e, g, rtol=1e-4, atol=1e-5 * max(1.0, float(np.max(np.abs(g)))))
+                and np.allclose(
+                    e, g, rtol=rtol, atol=rtol / 10 * max(1.0, float(np.max(np.abs(g))))
+                )
                 for e, g in zip(estimate, target)
             ):
                 return True
         return False
+
+
+def _double(value: Any) -> Any:
+    """A float32 value as float64 (a copy of an array in any case)."""
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float64) if value.dtype == np.float32 else np.copy(value)
+    if isinstance(value, np.float32):
+        return np.float64(value)
+    return value
 
 
 def tangent_part(got: Any) -> Any:

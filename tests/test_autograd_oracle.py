@@ -17,7 +17,20 @@ derivatives are compared with autograd's element by element:
   reverse over reverse, so only autograd's reverse-mode rules are trusted).
 
 srcgrad may refuse a derivative of a derivative with a clear error; it may not
-return a wrong number, raise an internal exception, or change an argument.
+return a wrong number, raise an internal exception, or change an argument. Where
+srcgrad and autograd disagree, central differences of srcgrad's own lower-order
+code decide (``autograd_oracle.Referee``): autograd has rules that are wrong at
+points (``x ** y`` at ``y = 0`` in second order, ``np.full_like(x, c)`` with respect
+to ``c``, ``np.repeat`` along a negative axis, ``np.kron`` of mixed ranks, batched
+``eigh``), and those points are left to finite differences.
+
+Bugs this oracle found are strict xfail reproductions in
+``test_adversarial_programs.py``; while one is open, the comparison it breaks is
+switched off corpus-wide by a named gap (``autograd_oracle.KNOWN_GAPS``: the
+cotangent argument of a vjp's derivatives, the structure of an all-zero second
+derivative, grad of a jvp through a helper returning a tuple, the Hessian with
+respect to a numpy scalar), or the row is marked in ``KNOWN``. When the reproduction
+starts to pass, remove its mark and its gap, and the whole corpus checks it again.
 
 Where the inputs come from: the control-flow corpus lists its points; the rule
 tests draw theirs with hypothesis, so :func:`test_rule_rows` runs each rule test's
@@ -67,11 +80,13 @@ RULE_MODULES = [
 ]
 
 #: srcgrad bugs this oracle shows, by test id: strict xfail, so that the fix flips them
+_TRANSPOSE_0D = (
+    "issue 16 family 16 (new): grad of `return x.T` at a 0-d array generates "
+    "`x_bar = 1.0.T` (AttributeError)"
+)
 KNOWN: dict[str, str] = {
-    "test_rules.test_unary[x.T-f64]": (
-        "issue 16 family 16 (new): grad of `return x.T` at a 0-d array generates "
-        "`x_bar = 1.0.T` (AttributeError)"
-    ),
+    "test_rules.test_unary[x.T-f64]": _TRANSPOSE_0D,
+    "test_rules.test_unary[x.T-f32]": _TRANSPOSE_0D,  # (collected when thorough)
 }
 
 
