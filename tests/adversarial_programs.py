@@ -147,6 +147,8 @@ class Gen:
     def name(self) -> str:
         """A new local name: an odd one where still free, else a plain one."""
         free = [n for n in ODD_LOCALS if n not in self.taken]
+        if self.np != "np" and "np" not in self.taken:  # numpy has another name here
+            free.append("np")
         if not self.allowed("local named like a tangent"):
             free = [n for n in free if not n.endswith("_dot")]
         if free and self.boolean(0.5) and self.allowed("odd names"):
@@ -161,6 +163,12 @@ class Gen:
 
     def of_shape(self, shape: tuple[int, ...]) -> list[Var]:
         return [v for v in self.vars if v.shape == shape]
+
+    def base_of(self, value: str) -> int:
+        """The array ``value`` (an expression's text) refers to: a name's, where it is a
+        name or a view of one (a leaf), else a new one."""
+        source = next((v for v in self.vars if _leaf_of(value, v.name)), None)
+        return source.base if source is not None else next(_bases)
 
     def shared(self, var: Var) -> bool:
         """Whether another name, a list or the caller reaches ``var``'s array too (an
@@ -243,7 +251,7 @@ class Gen:
         value = self.expr(shape)
         # a bare name or a view of one (a leaf) aliases that name's array
         source = next((v for v in self.vars if _leaf_of(value, v.name)), None)
-        base = source.base if source is not None else None
+        base = self.base_of(value)
         name = self.target(shape)
         if source is not None:
             self.feature("alias name" if value == source.name else "view")
@@ -367,9 +375,10 @@ class Gen:
                 bases = [v.base, w.base]
             else:
                 self.feature("empty list")
+                value = self.expr(v.shape, 1)
                 self.emit(indent, f"{name} = []")
-                self.emit(indent, f"{name}.append({self.expr(v.shape, 1)})")
-                bases = [next(_bases)]
+                self.emit(indent, f"{name}.append({value})")
+                bases = [self.base_of(value)]
             self.lists.append((name, v.shape, next(_bases), bases))
             return
         name, shape, identity, bases = self.choice(self.lists)
@@ -391,12 +400,14 @@ class Gen:
             self.lists.append((other, shape, identity, bases))
         elif how == "append":
             self.feature("list append" + (" through an alias" if aliased else ""))
-            self.emit(indent, f"{name}.append({self.expr(shape, 1)})")
-            bases.append(next(_bases))
+            value = self.expr(shape, 1)
+            self.emit(indent, f"{name}.append({value})")
+            bases.append(self.base_of(value))
         elif how == "item write":
             self.feature("list item write" + (" through an alias" if aliased else ""))
-            self.emit(indent, f"{name}[0] = {self.expr(shape, 1)}")
-            bases[0] = next(_bases)
+            value = self.expr(shape, 1)
+            self.emit(indent, f"{name}[0] = {value}")
+            bases[0] = self.base_of(value)
         elif how == "item inplace":
             # (the element is an array another name or list may reach too)
             self.feature("list item inplace" + (" through an alias" if shared else ""))
@@ -465,6 +476,8 @@ def programs(draw: Any, avoid: set[str] = frozenset(), max_statements: int = 8) 
             gen.feature("parameter named like a derivative's")
     if "np" in names:
         gen.np = draw(st.sampled_from(["numpy", "onp"]))
+    elif draw(st.integers(0, 99)) < 20 and gen.allowed("odd names"):
+        gen.np = draw(st.sampled_from(["numpy", "onp"]))  # (then a local may be named np)
     gen.taken |= set(names) | {gen.np}
     shapes = [shape] * len(names)
     gen.vars = [Var(n, s, param=True) for n, s in zip(names, shapes)]
