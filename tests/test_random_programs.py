@@ -42,8 +42,14 @@ the caller unpacks. Arrays the function makes (``np.zeros_like``,
 ``.copy()``, an elementwise result) are written into: ``w[0] = v``,
 ``w[-1] += v``, ``w[:, 0] = v``, ``w[i % 2] = v`` in loops, ``w[mask] = v``.
 
+Where autograd can run the program (no writes into arrays), srcgrad's derivatives
+are also compared with autograd's on the same source (``autograd_oracle.Oracle``):
+first order, the jvp of the vjp with respect to every argument, and one more
+second-order composition in turn (all of them in the thorough profile).
+
 The bugs this found were fixed, each with a minimal reproduction in the
-corpus; ``AVOID`` lists constructs left out while a new one is open.
+corpus; ``AVOID`` lists constructs left out while a new one is open (``"autograd"``
+there switches the autograd comparison off).
 
 The number of programs scales with the active hypothesis profile: ``ci`` (the
 default) runs a few hundred programs, ``thorough`` several thousand::
@@ -56,6 +62,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import itertools
+import os
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -63,10 +70,16 @@ from typing import Any
 
 import numpy as np
 import pytest
+from autograd_oracle import KNOWN_GAPS, NoAutograd, Oracle, first_order_skips, rotation
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from srcgrad.testing import check_grads
+
+THOROUGH = os.environ.get("SRCGRAD_HYPOTHESIS_PROFILE") == "thorough"
+#: in the ci profile, one program in this many is compared with autograd to second order
+#: (a second-order derivative costs several generations of code)
+SECOND_ORDER_EVERY = 5
 
 #: a comparison this close to flipping (or an ``int()`` argument this close to
 #: an integer) rejects the example
@@ -83,6 +96,7 @@ INPUT_BOUND = 2.0
 AVOID: set[str] = set()
 
 _counter = itertools.count()
+_turns = itertools.count()  # programs compared with autograd so far
 
 
 # -- the generator ----------------------------------------------------------------------
@@ -852,11 +866,33 @@ def run_program(program: Program, directory: Any, data: Any) -> None:
     module = load(program.source, directory, name)
     try:
         check_grads(module.f, args, wrt=wrt)
+        if "autograd" not in AVOID:
+            against_autograd(module.f, args, seed, wrt)
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         raise AssertionError(f"{detail}\n{describe(program, args, wrt)}") from exc
     finally:
         sys.modules.pop(name, None)
+
+
+def against_autograd(f: Any, args: list[Any], seed: int, wrt: tuple[int, ...]) -> None:
+    """srcgrad against autograd on the same source, where autograd can run it (no writes
+    into arrays): first order, and for one program in ``SECOND_ORDER_EVERY`` the jvp of
+    the vjp (every argument) and one more second-order composition in turn (every
+    program and every composition when thorough)."""
+    turn = next(_turns)
+    second = THOROUGH or turn % SECOND_ORDER_EVERY == 0
+    kinds = rotation(turn // SECOND_ORDER_EVERY, THOROUGH) if second else []
+    # the first order w.r.t. wrt as check_grads had it, whose generated code this reuses;
+    # reverse-mode grad and value_and_grad (code of their own) with the second order
+    skip = first_order_skips(turn, THOROUGH)
+    if not second:
+        skip = [("reverse", "grad"), ("reverse", "value_and_grad")]
+    try:
+        oracle = Oracle(f, args, seed=seed, gaps=KNOWN_GAPS, wrt=wrt)
+        oracle.run(kinds, every=THOROUGH, skip=skip)
+    except NoAutograd:
+        return
 
 
 # -- the tests --------------------------------------------------------------------------
