@@ -61,7 +61,6 @@ SRCGRAD_DIR = Path(srcgrad.__file__).resolve().parent
 #: while their fix is open (each keeps a strict xfail test of its own, which flips when
 #: the fix lands: then remove the gap here)
 KNOWN_GAPS: dict[str, str] = {
-    "cotangent": "issue 16 family 6: a derivative of a vjp ignores the cotangent dout",
     "zero tangent": (
         "issue 16 family 6 (new): a derivative of a derivative that is identically zero "
         "comes back as a list, or a stacked array, where a tuple is due"
