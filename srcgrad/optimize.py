@@ -278,14 +278,15 @@ class _Replace(ast.NodeTransformer):
 
 
 def _is_zeros_like(value: ast.expr) -> bool:
-    """``np.zeros_like(x)``, ``zeros_seq(xs)`` or ``0.0``: an adjoint's zero start."""
+    """``np.zeros_like(x)``, ``zeros_seq(xs)``, ``zero_adjoint(x)`` or ``0.0``: an
+    adjoint's zero start."""
     if isinstance(value, ast.Constant) and type(value.value) is float and value.value == 0.0:
         return True
     if not isinstance(value, ast.Call) or len(value.args) != 1 or value.keywords:
         return False
     func = value.func
     return (isinstance(func, ast.Attribute) and func.attr == "zeros_like") or (
-        isinstance(func, ast.Name) and func.id.startswith("zeros_seq")
+        isinstance(func, ast.Name) and func.id.startswith(("zeros_seq", "zero_adjoint"))
     )
 
 

@@ -683,6 +683,8 @@ class _Reverse:
         value = copy.deepcopy(self.remat[v]) if v in self.remat else name(v)
         if v in self.facts.sequences:
             return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", value))
+        if self.facts.shape(name(v)).rank is None:  # perhaps a tuple (`p = t[0]`): look
+            return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", value))
         return assign(self.builder.adjoint(v), self.builder.zero_like(value))
 
     def _accumulate(self, v: str, contribution: ast.expr) -> ast.stmt:
@@ -699,6 +701,8 @@ class _Reverse:
                 element = self.builder.primal_of.get(g.id) if isinstance(g, ast.Name) else None
                 helper = "set_at" if self.borrowed.get(element, ("",))[0] == v else "add_at"
                 return assign(target, self.builder.call(helper, name(target), c.args[2], g))
+            return assign(target, self.builder.call("add_seq", name(target), contribution))
+        if self.facts.shape(name(v)).rank is None:  # perhaps a tuple: added element-wise
             return assign(target, self.builder.call("add_seq", name(target), contribution))
         return assign(target, add(name(target), contribution))
 

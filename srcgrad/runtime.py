@@ -130,7 +130,10 @@ def zeros_seq(xs):
 
 
 def add_seq(a, b):
-    """Adjoints of a list, tuple or dict, added element by element (nested too)."""
+    """Adjoints of a list, tuple or dict, added element by element (nested too); of
+    anything else (a value whose kind srcgrad could not tell), ``a + b``."""
+    if not isinstance(a, (list, tuple, dict)):
+        return a + b
     if isinstance(a, dict):
         return {
             k: add_seq(x, b[k]) if isinstance(x, (list, tuple, dict)) else x + b[k]
