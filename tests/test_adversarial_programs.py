@@ -631,15 +631,9 @@ def test_reproducer_forward_jacobian_of_a_numpy_scalar(what: str) -> None:
         assert got == pytest.approx(np.cos(0.5) * 2.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 16 family 16 (new): grad of `return x.T` at a 0-d array generates "
-        "`x_bar = 1.0.T` (AttributeError)"
-    ),
-)
-def test_reproducer_grad_of_a_transposed_0d_array() -> None:
-    assert srcgrad.grad(fh.transpose_only)(np.array(0.5)) == 1.0
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_reproducer_grad_of_a_transposed_0d_array(mode: str) -> None:
+    assert srcgrad.grad(fh.transpose_only, mode=mode)(np.array(0.5)) == 1.0
 
 
 def test_reproducer_third_order() -> None:

@@ -80,14 +80,7 @@ RULE_MODULES = [
 ]
 
 #: srcgrad bugs this oracle shows, by test id: strict xfail, so that the fix flips them
-_TRANSPOSE_0D = (
-    "issue 16 family 16 (new): grad of `return x.T` at a 0-d array generates "
-    "`x_bar = 1.0.T` (AttributeError)"
-)
-KNOWN: dict[str, str] = {
-    "test_rules.test_unary[x.T-f64]": _TRANSPOSE_0D,
-    "test_rules.test_unary[x.T-f32]": _TRANSPOSE_0D,  # (collected when thorough)
-}
+KNOWN: dict[str, str] = {}
 
 
 def _mark(case_id: str) -> list[Any]:

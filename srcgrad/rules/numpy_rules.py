@@ -328,9 +328,16 @@ register(
         **_TRANSPOSE,
     ),
 )
+def _transposed_g(ctx: Context) -> str:
+    """``g.T``, but ``g`` where ``x`` is 0-d (its adjoint may be a Python number, with no
+    ``.T``), and ``np.transpose(g)`` where its rank is unknown."""
+    rank = ctx.rank("x")
+    return "g" if rank == 0 else "g.T" if rank is not None else "np.transpose(g)"
+
+
 register(
     ("attr", "T"),
-    Rule(name=".T", params=("x",), jvp={"x": linear}, vjp={"x": "g.T"}, rank=_same_rank),
+    Rule(name=".T", params=("x",), jvp={"x": linear}, vjp={"x": _transposed_g}, rank=_same_rank),
 )
 
 _RESHAPE = dict(jvp={"x": linear}, vjp={"x": "np.reshape(g, np.shape(x))"}, rank=_reshape_rank)
