@@ -1016,9 +1016,11 @@ def _tangent_like(t: Any, x: Any, name: str) -> Any:
 def _output_dtype(t: Any, value: Any) -> Any:
     """The tangent ``t`` of ``value`` in ``value``'s float dtype. Generated code keeps the
     dtype of the tangents it combines, and numpy's promotion may give the value a wider
-    one (a float32 argument added to a float64 constant)."""
+    one (a float32 argument added to a float64 constant). A tangent is a tuple where the
+    value is (generated code makes a list for an inactive tuple's zero tangent)."""
     if isinstance(value, (tuple, list)) and isinstance(t, (tuple, list)):
-        return type(t)(_output_dtype(ti, vi) for ti, vi in zip(t, value))
+        kind = type(value) if type(value) in (tuple, list) else type(t)
+        return kind(_output_dtype(ti, vi) for ti, vi in zip(t, value))
     dtype = getattr(value, "dtype", None)
     if dtype is None or getattr(t, "dtype", dtype) == dtype or dtype.kind not in "fc":
         return t
@@ -1257,6 +1259,12 @@ def _lazy(x: Any) -> Any:
     return dask_numpy().asarray(x) if isinstance(x, np.ndarray) else x
 
 
+def _is_array(x: Any) -> bool:
+    """Whether ``x`` is an array of a module srcgrad computes with (not a number: numpy
+    2's scalars have a ``.device`` too)."""
+    return isinstance(x, np.ndarray) or is_cupy(x) or is_dask(x)
+
+
 def _module_of(x: Any) -> Any:
     """The array module of ``x``, one of the arrays ``check_arguments`` lets through."""
     if isinstance(x, np.ndarray):
@@ -1327,7 +1335,9 @@ def _make(kind: str, func: Any, wrt: Wrt, **options: Any) -> Any:
 
 class Jacobian:
     """The Jacobian of ``func`` with respect to ``wrt``: an array of shape
-    ``out.shape + arg.shape`` (a tuple of them for a tuple ``wrt``).
+    ``out.shape + arg.shape`` (a tuple of them for a tuple ``wrt``). In forward mode
+    ``func`` may return a tuple of arrays: then a tuple with an entry for each (each an
+    array, or a tuple for a tuple ``wrt``).
 
     ``mode="reverse"`` runs the generated vjp once per output element;
     ``mode="forward"`` runs the generated jvp once per input element. Choose
@@ -1381,23 +1391,38 @@ class Jacobian:
                     f"{type(values[inner._params.index(w)]).__name__}. Use srcgrad.vjp, jvp or "
                     "hvp, which take pytrees, or pass its leaves as separate arguments"
                 )
-        rows = self._rows(values) if self.mode == "reverse" else self._columns(values)
-        return tuple(rows) if inner._wrt_tuple else rows[0]
+        if self.mode == "reverse":
+            rows = self._rows(values)
+            return tuple(rows) if inner._wrt_tuple else rows[0]
+        blocks, several = self._columns(values)  # blocks[k][i]: output part i, argument k
+        per_part = [
+            tuple(b[i] for b in blocks) if inner._wrt_tuple else blocks[0][i]
+            for i in range(len(blocks[0]))
+        ]
+        return tuple(per_part) if several else per_part[0]
 
     def _output(self, values: list[Any], out: Any = None) -> Any:
         """The function's output for the call's ``values`` (``out`` where a pass gave it):
         run on copies of them, so that a function writing into its arguments cannot
-        change the caller's; a clear error for a tuple."""
+        change the caller's; a clear error for a container (in forward mode, a tuple of
+        arrays is taken: one Jacobian for each)."""
         if out is None:
             out = self.__wrapped__(*_copied(values))
             if self._tangent_output:
                 out = out[1]
-        if isinstance(out, (tuple, list, dict)):
+        several = (
+            self.mode == "forward"
+            and type(out) is tuple
+            and not any(isinstance(o, (tuple, list, dict)) for o in out)
+        )
+        if isinstance(out, (tuple, list, dict)) and not several:
+            where = "" if self.mode == "reverse" else " (or a tuple of arrays)"
             raise TypeError(
-                f"jacobian takes a function returning one array; "
+                f"jacobian takes a function returning one array{where}; "
                 f"{self.__wrapped__.__qualname__!r} returns a {type(out).__name__}. Take the "
-                "Jacobian of a function returning one of its elements, or use srcgrad.vjp or "
-                "srcgrad.jvp, which take and give tuples"
+                "Jacobian of a function returning one of its elements"
+                + (", or pass mode='forward', which takes a tuple of arrays" if not where else "")
+                + ", or use srcgrad.vjp or srcgrad.jvp, which take and give tuples"
             )
         return out
 
@@ -1423,18 +1448,20 @@ class Jacobian:
                 jac[index] = g
         return [_like_jacobian(j, out, v) for j, v in zip(jacobians, wrt_values)]
 
-    def _columns(self, values: list[Any]) -> list[Any]:
-        """Forward mode: column ``j`` is the jvp of the basis tangent ``e_j``."""
+    def _columns(self, values: list[Any]) -> tuple[list[list[Any]], bool]:
+        """Forward mode: column ``j`` is the jvp of the basis tangent ``e_j``. For each
+        ``wrt`` argument, a Jacobian for each part of the output (one part unless it is a
+        tuple), and whether it is a tuple."""
         inner = self._inner
         wrt_values = [values[inner._params.index(w)] for w in inner.wrt]
         zeros = [_zero_tangent(v) for v in wrt_values]
         count = sum(math.prod(np.shape(v)) for v in wrt_values)
         passes = _Passes(inner, "jacobian(..., mode='forward')", values, count, "input element")
-        out = None
+        out: Any = None
         result = []
         for k, v in enumerate(wrt_values):
-            xp = _module_of(v) if isinstance(v, np.ndarray) or hasattr(v, "device") else np
-            jac = None
+            xp = _module_of(v) if _is_array(v) else np  # (a number: numpy's zeros)
+            jacs: list[Any] | None = None
             for index in np.ndindex(np.shape(v)):
                 tangents = list(zeros)
                 if np.ndim(v):
@@ -1447,15 +1474,30 @@ class Jacobian:
                 if self._tangent_output:
                     value, column = value[1], column[1]
                 passes.check(value)
-                if jac is None:
+                if jacs is None:
                     out = self._output(values, value)
-                    jac = xp.zeros(np.shape(out) + np.shape(v), dtype=_float_dtype(out, v))
-                jac[(Ellipsis, *index)] = column
-            if jac is None:  # no elements: no pass gave the output's shape
+                    jacs = [
+                        xp.zeros(np.shape(o) + np.shape(v), dtype=_float_dtype(o, v))
+                        for o in _parts(out)
+                    ]
+                for jac, part in zip(jacs, _parts(out, column)):
+                    jac[(Ellipsis, *index)] = part
+            if jacs is None:  # no elements: no pass gave the output's shape
                 out = self._output(values, out)
-                jac = xp.zeros(np.shape(out) + np.shape(v), dtype=_float_dtype(out, v))
-            result.append(_like_jacobian(jac, out, v))
-        return result
+                jacs = [
+                    xp.zeros(np.shape(o) + np.shape(v), dtype=_float_dtype(o, v))
+                    for o in _parts(out)
+                ]
+            result.append([_like_jacobian(j, o, v) for j, o in zip(jacs, _parts(out))])
+        return result, type(out) is tuple
+
+
+def _parts(out: Any, like: Any = None) -> tuple:
+    """The parts of a Jacobian's output ``out`` (itself, unless a tuple), or of ``like``
+    (a tangent of it) in the same way."""
+    if type(out) is tuple:
+        return tuple(like) if like is not None else out
+    return (like if like is not None else out,)
 
 
 def _float_dtype(out: Any, v: Any) -> Any:
@@ -1485,7 +1527,9 @@ def jacobian(func: Callable[..., Any] | None = None, wrt: Wrt = 0, *, mode: str 
 def hessian(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
     """The Hessian of ``func``'s scalar output with respect to argument ``wrt``: an array
     of shape ``arg.shape + arg.shape``, by forward mode over the reverse-mode gradient
-    (one Hessian-vector product per input element)."""
+    (one Hessian-vector product per input element). For a tuple ``wrt``, its blocks:
+    ``H[i][j]``, of shape ``arg_i.shape + arg_j.shape``, is the derivative of the gradient
+    for ``wrt[i]`` with respect to ``wrt[j]`` (as ``jax.hessian`` with a tuple ``argnums``)."""
     if func is None:
         return lambda f: hessian(f, wrt)
     return Jacobian(Derivative(func, "grad", wrt), wrt, mode="forward")

@@ -61,14 +61,6 @@ SRCGRAD_DIR = Path(srcgrad.__file__).resolve().parent
 #: while their fix is open (each keeps a strict xfail test of its own, which flips when
 #: the fix lands: then remove the gap here)
 KNOWN_GAPS: dict[str, str] = {
-    "zero tangent": (
-        "issue 16 family 6 (new): a derivative of a derivative that is identically zero "
-        "comes back as a list, or a stacked array, where a tuple is due"
-    ),
-    "numpy scalar hessian": (
-        "issue 16 family 8 (new): hessian and jacobian(mode='forward') w.r.t. a numpy "
-        "scalar import cupy (it has a .device attribute)"
-    ),
 }
 
 
@@ -541,35 +533,6 @@ def _jvp_referee(
     return _values_first(Referee(B, A, Q, "jvp", t=t, extract=tangent_part))
 
 
-def _restructured(got: Any, want: Any) -> Any:
-    """``got`` with each part that is all zeros but shaped unlike ``want``'s given
-    ``want``'s structure (the "zero tangent" gap), or None where there is no such part."""
-
-    def zero(tree: Any) -> bool:
-        try:
-            return all(np.all(np.asarray(v, dtype=float) == 0) for v in leaves(tree))
-        except (TypeError, ValueError):
-            return False
-
-    def alike(a: Any, b: Any) -> bool:
-        la, lb = leaves(a), leaves(b)
-        return len(la) == len(lb) and all(np.shape(x) == np.shape(y) for x, y in zip(la, lb))
-
-    if alike(got, want):
-        return None
-    if not isinstance(got, tuple) or not isinstance(want, tuple) or len(got) != len(want):
-        return want if zero(got) and zero(want) else None
-    parts = []
-    for a, b in zip(got, want):
-        if alike(a, b):
-            parts.append(a)
-        elif zero(a) and zero(b):
-            parts.append(b)
-        else:
-            return None
-    return tuple(parts)
-
-
 def _inner(a: Any, b: Any) -> float:
     return float(np.sum(np.asarray(a, dtype=float) * np.asarray(b, dtype=float)))
 
@@ -692,11 +655,6 @@ class Oracle:
                 self.unchecked.append(f"{what}: autograd's first order is wrong here")
                 return
             raise AssertionError(f"{exc}\n{self.describe()}") from None
-        if "zero tangent" in self.gaps:
-            fixed = _restructured(got, want)
-            if fixed is not None:
-                self.unchecked.append(f"{what}: {KNOWN_GAPS['zero tangent']}")
-                got = fixed
         try:
             assert_close(what, got, want, rtol, self.atol)
         except AssertionError as exc:
@@ -812,9 +770,6 @@ class Oracle:
         elif kind == "hessian":
             for p in P:
                 if np.size(args[p]) > 12:
-                    continue
-                if "numpy scalar hessian" in self.gaps and isinstance(args[p], np.generic):
-                    self.unchecked.append(f"hessian wrt={p}: {KNOWN_GAPS['numpy scalar hessian']}")
                     continue
                 t = like(args[p], rng)
                 self.compare(
