@@ -60,8 +60,7 @@ SRCGRAD_DIR = Path(srcgrad.__file__).resolve().parent
 #: derivatives srcgrad is known to get wrong, left out of the corpus-wide comparisons
 #: while their fix is open (each keeps a strict xfail test of its own, which flips when
 #: the fix lands: then remove the gap here)
-KNOWN_GAPS: dict[str, str] = {
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 class NoAutograd(Exception):
