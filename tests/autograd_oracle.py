@@ -576,7 +576,6 @@ class Oracle:
         reason = autograd_unsound(functions)
         if reason is not None:
             raise NoAutograd(reason)
-        #: a function it calls returns a tuple (see the "tuple adjoint" gap)
         self.func = func
         self.args = list(args)
         self.F = autograd_twin(func)
