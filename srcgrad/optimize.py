@@ -73,7 +73,7 @@ def optimize(
             changed = changed or did
         if not changed:
             break
-    body = inline_temporaries(body, set(temporaries))
+    body = inline_temporaries(body, set(temporaries), params)
     body, _ = simplify(body, params)
     body, _ = subtract_negated_start(body, params)  # (inlining makes more of them)
     if helpers is not None:
@@ -1081,7 +1081,9 @@ def _meaningful(block: list[ast.stmt]) -> bool:
 LINE_LIMIT = 80
 
 
-def inline_temporaries(body: list[ast.stmt], temporaries: set[str]) -> list[ast.stmt]:
+def inline_temporaries(
+    body: list[ast.stmt], temporaries: set[str], params: set[str] = frozenset()
+) -> list[ast.stmt]:
     """Write each temporary read exactly once into the statement that reads it.
 
     Before::                  After::
@@ -1091,9 +1093,11 @@ def inline_temporaries(body: list[ast.stmt], temporaries: set[str]) -> list[ast.
 
     Only names in ``temporaries`` (made by the compiler, never the user's),
     defined once and read in a later simple statement of the same block,
-    where no operand changes in between (is reassigned or written into) and the
-    merged statement stays within ``LINE_LIMIT``.
+    where no operand changes in between (is reassigned or written into, itself or
+    through a name sharing its memory: ``t2 = x[::2]; x[::2] = v`` changes ``t2``) and
+    the merged statement stays within ``LINE_LIMIT``.
     """
+    hazards = written_in_place(body, params)
     changed = True
     while changed:  # (one pass finds nearly all: an inlining only lengthens other merges)
         changed = False
@@ -1109,7 +1113,9 @@ def inline_temporaries(body: list[ast.stmt], temporaries: set[str]) -> list[ast.
             while i < len(block):
                 stmt = block[i]
                 a = target(stmt)
-                j = _inline_into(block, read, written, i, a, temporaries, all_reads, assigned)
+                j = _inline_into(
+                    block, read, written, i, a, temporaries, all_reads, assigned, hazards
+                )
                 if j is None:
                     i += 1
                     continue
@@ -1135,6 +1141,7 @@ def _inline_into(
     temporaries: set[str],
     all_reads: Counter,
     assigned: Counter,
+    hazards: set[str] = frozenset(),
 ) -> int | None:
     """For :func:`inline_temporaries`: the position of the one statement that
     ``block[i]`` (which assigns ``a``) may be written into, or None."""
@@ -1152,6 +1159,8 @@ def _inline_into(
     operands = set(reads(stmt.value))
     if any(operands & written[k] for k in range(i + 1, j)):
         return None
+    if operands & hazards and any(_written_into(block[k]) for k in range(i + 1, j)):
+        return None  # (an operand may share memory with the array written into)
     if any(not _pure(getattr(block[k], "value", ast.Constant(0))) for k in range(i + 1, j)):
         return None  # keep the order of tape pops
     return j

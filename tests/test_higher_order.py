@@ -244,3 +244,23 @@ def test_hessian_of_code_that_saves_what_a_write_overwrites():
     eye = np.eye(3)
     columns = [fd_hvp(_overwrites, (x,), 0, eye[i]) for i in range(3)]
     np.testing.assert_allclose(srcgrad.hessian(_overwrites)(x), np.array(columns), atol=1e-6)
+
+
+def _strided_update(x):
+    x = x * 1.0
+    x[::2] *= np.cos(x[::2])  # its generated jvp reads a view x[::2] across this write
+    return np.sum(np.sin(x) * x)
+
+
+def test_jvp_of_jvp_through_a_strided_update():
+    """The optimizer must not move a tangent that reads a view (t2 = x[::2]) past the
+    write into the array it views: the jvp of the jvp read the written values (a wrong
+    second derivative, found by the hostile random programs)."""
+    x = np.array([-1.81, -0.66, -0.087, 1.72])
+    t = np.array([1.0, 0.5, -0.3, 0.2])
+    inner = srcgrad.jvp(_strided_update)
+    (_, _), (_, got) = srcgrad.jvp(inner)(x, t, t)
+    g = srcgrad.grad(_strided_update)
+    eps = 1e-6
+    want = np.sum((g(x + eps * t) - g(x - eps * t)) / (2 * eps) * t)
+    assert got == pytest.approx(want, rel=1e-6)

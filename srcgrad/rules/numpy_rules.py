@@ -328,6 +328,8 @@ register(
         **_TRANSPOSE,
     ),
 )
+
+
 def _transposed_g(ctx: Context) -> str:
     """``g.T``, but ``g`` where ``x`` is 0-d (its adjoint may be a Python number, with no
     ``.T``), and ``np.transpose(g)`` where its rank is unknown."""
