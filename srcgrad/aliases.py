@@ -51,6 +51,7 @@ from .analyze import (
     is_append,
     is_setitem,
     is_user_function,
+    popped,
     resolve_static,
     walk_block,
 )
@@ -333,7 +334,7 @@ class _Flow:
             return self.holds_too(state, xs, stmt.value.args[0])
         if isinstance(stmt, ast.Assign):
             target = stmt.targets[0].id
-            if _popped(stmt) is not None:  # v = xs.pop(): xs changes in place
+            if popped(stmt) is not None:  # v = xs.pop(): xs changes in place
                 self.record(stmt, state)
             if stmt in self.norm.updates:  # x += v: numpy's x is the same array after it
                 self.record(stmt, state)
@@ -928,8 +929,8 @@ class _Check:
             if rank == 0 and not any(self.zero_d(p) for p in at.get(written, frozenset())):
                 return []
             return [written]
-        if is_append(stmt) or _popped(stmt) is not None:
-            return [_popped(stmt) or stmt.value.func.value.id]
+        if is_append(stmt) or popped(stmt) is not None:
+            return [popped(stmt) or stmt.value.func.value.id]
         return [stmt.targets[0].value.id]
 
     def check(self, stmt: ast.stmt) -> str | None:
@@ -951,9 +952,9 @@ class _Check:
             if rank == 0 and not any(self.zero_d(p) for p in at.get(written, frozenset())):
                 return None  # a number: += rebinds it, in numpy too
             exempt = {written, stmt.targets[0].id}
-        elif is_append(stmt) or _popped(stmt) is not None:
-            written = _popped(stmt) or stmt.value.func.value.id
-            exempt = {written, stmt.targets[0].id} if _popped(stmt) else {written}
+        elif is_append(stmt) or popped(stmt) is not None:
+            written = popped(stmt) or stmt.value.func.value.id
+            exempt = {written, stmt.targets[0].id} if popped(stmt) else {written}
         else:
             written = stmt.targets[0].value.id
             exempt = {written}
@@ -1034,7 +1035,7 @@ class _Check:
         return None
 
     def kind(self, stmt: ast.stmt) -> str:
-        return "list" if is_append(stmt) or _popped(stmt) is not None else "array"
+        return "list" if is_append(stmt) or popped(stmt) is not None else "array"
 
     def shared_message(self, stmt: ast.stmt, written: str, other: str) -> str:
         name, sharer, kind = self.describe(written), self.describe(other), self.kind(stmt)
@@ -1114,20 +1115,6 @@ def _spelled_out(user: ast.AugAssign) -> str:
     """``x += v`` as ``x = x + v``, from the user's own code."""
     value = ast.BinOp(left=user.target, op=user.op, right=user.value)
     return _text(ast.Assign(targets=[ast.Name(id=user.target.id, ctx=ast.Store())], value=value))
-
-
-def _popped(stmt: ast.stmt) -> str | None:
-    """The list ``v = xs.pop()`` takes from."""
-    value = getattr(stmt, "value", None)
-    if (
-        isinstance(stmt, ast.Assign)
-        and isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr == "pop"
-        and isinstance(value.func.value, ast.Name)
-    ):
-        return value.func.value.id
-    return None
 
 
 def _reads(node: ast.AST) -> list[str]:

@@ -811,6 +811,22 @@ def is_append(stmt: ast.stmt) -> bool:
     )
 
 
+def popped(stmt: ast.stmt, *, last: bool = False) -> str | None:
+    """The list that ``v = xs.pop()`` (or ``xs.pop(i)``; only ``xs.pop()`` with
+    ``last``) takes from, or None for another statement."""
+    value = getattr(stmt, "value", None)
+    if (
+        isinstance(stmt, ast.Assign)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "pop"
+        and isinstance(value.func.value, ast.Name)
+        and not (last and value.args)
+    ):
+        return value.func.value.id
+    return None
+
+
 def is_setitem(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Subscript)
 

@@ -38,7 +38,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .analyze import is_append
+from .analyze import is_append, popped
 from .builder import is_comment
 
 
@@ -991,8 +991,8 @@ def eliminate_dead_code(body: list[ast.stmt], params: set[str]) -> tuple[list[as
                     if prune:
                         state["changed"] = True
                     continue
-                if prune and t not in live and _popped(stmt) is not None:
-                    dead_pops.add((_popped(stmt), t))
+                if prune and t not in live and popped(stmt, last=True) is not None:
+                    dead_pops.add((popped(stmt, last=True), t))
                 live.discard(t)
                 live.update(reads(stmt))
             elif isinstance(stmt, ast.If):
@@ -1040,27 +1040,12 @@ def eliminate_dead_code(body: list[ast.stmt], params: set[str]) -> tuple[list[as
     live_in(body, set(), True)
     for tape, t in dead_pops:  # a value restored only to be dropped: nor is it recorded
         pushes = [s for s in _statements(body) if _pushed(s) == (tape, t)]
-        pops = [s for s in _statements(body) if target(s) == t and _popped(s) == tape]
+        pops = [s for s in _statements(body) if target(s) == t and popped(s, last=True) == tape]
         if len(pushes) == len(pops) == 1:
             for block in blocks(body):
                 block[:] = [s for s in block if s is not pushes[0] and s is not pops[0]]
             state["changed"] = True
     return body, state["changed"]
-
-
-def _popped(stmt: ast.stmt) -> str | None:
-    """The list ``stmt`` (``v = tape.pop()``) pops from."""
-    value = getattr(stmt, "value", None)
-    if (
-        isinstance(stmt, ast.Assign)
-        and isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr == "pop"
-        and isinstance(value.func.value, ast.Name)
-        and not value.args
-    ):
-        return value.func.value.id
-    return None
 
 
 def _pushed(stmt: ast.stmt) -> tuple[str, str] | None:
