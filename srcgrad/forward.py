@@ -37,12 +37,7 @@ def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) ->
     # a parameter outside wrt that is given an active value on some path starts
     # with a zero tangent (dead code elimination drops it where no path needs it)
     body: list[ast.stmt] = [
-        assign(
-            builder.tangent(p),
-            builder.call("zeros_seq", name(p))
-            if p in facts.sequences
-            else builder.zero_like(name(p)),
-        )
+        assign(builder.tangent(p), _zero(name(p), facts, builder))
         for p in params
         if p in facts.active and p not in wrt
     ]
@@ -52,6 +47,8 @@ def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) ->
         out_dot: ast.expr = name(builder.tangent(out.id))
     elif isinstance(out, ast.Name) and _may_be_sequence(out.id, facts):  # an inactive tuple
         out_dot = builder.call("zeros_seq", copy.deepcopy(out))
+    elif isinstance(out, ast.Name) and facts.shape(out).rank is None:
+        out_dot = builder.call("zero_adjoint", copy.deepcopy(out))  # (whatever it holds)
     else:
         out_dot = builder.xp_call("zeros_like", copy.deepcopy(out))
     value: ast.expr = copy.deepcopy(out)
@@ -160,6 +157,17 @@ def _tangent_or_zero(atom: ast.expr, facts: Facts, builder: Builder) -> ast.expr
         return name(builder.tangent(atom.id))
     if isinstance(atom, ast.Constant):
         return ast.Constant(0.0)
+    return _zero(atom, facts, builder)
+
+
+def _zero(atom: ast.expr, facts: Facts, builder: Builder) -> ast.expr:
+    """A zero tangent for ``atom``: zeros of the same structure for a list or tuple (and
+    a value whose kind analysis cannot tell: a callee's or a helper's result), else
+    ``np.zeros_like`` or ``0.0``."""
+    if isinstance(atom, ast.Name) and atom.id in facts.sequences:
+        return builder.call("zeros_seq", copy.deepcopy(atom))
+    if isinstance(atom, ast.Name) and facts.shape(atom).rank is None:
+        return builder.call("zero_adjoint", copy.deepcopy(atom))
     return builder.zero_like(atom)
 
 
@@ -202,10 +210,8 @@ def _tangent(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
             value.value is None or type(value.value) in (int, float)
         ):
             zero: ast.expr = ast.Constant(None if value.value is None else 0.0)
-        elif op.target in facts.sequences:  # (zeros_seq(layers) in generated code)
-            zero = builder.call("zeros_seq", name(op.target))
-        else:
-            zero = builder.zero_like(name(op.target))
+        else:  # (zeros_seq(layers) for a list in generated code)
+            zero = _zero(name(op.target), facts, builder)
         return assign(builder.tangent(op.target), zero)
     expr = terms[0]
     for term in terms[1:]:

@@ -264,3 +264,32 @@ def test_jvp_of_jvp_through_a_strided_update():
     eps = 1e-6
     want = np.sum((g(x + eps * t) - g(x - eps * t)) / (2 * eps) * t)
     assert got == pytest.approx(want, rel=1e-6)
+
+
+def _pair_of(u, v):
+    return np.sin(u) * 0.5, np.sum(u)
+
+
+def _calls_pair(x, z):
+    e, b = _pair_of(x * x, np.sum(z))
+    return np.sum(e) + b * np.sum(z * z)
+
+
+def test_jvp_of_jvp_where_a_callee_tuple_has_a_zero_tangent():
+    """The inner jvp (w.r.t. z) gives the helper's tuple a zero tangent (zeros_seq: a
+    list); the outer jvp's zero tangent of that was np.zeros_like of a ragged list (a
+    ValueError inside generated code, found by the thorough random programs)."""
+    x, z = np.array([0.3, -1.2]), np.array([0.5, 2.0])
+    tz, tx2, tz2 = np.array([1.0, -0.5]), np.array([0.25, 1.0]), np.array([-1.0, 0.5])
+    inner = srcgrad.jvp(_calls_pair, wrt=1)
+    (_, _), (_, got) = srcgrad.jvp(inner, wrt=(0, 1))(x, z, tz, tx2, tz2)
+
+    def directional(x, z):  # the inner jvp's tangent, by differences
+        eps = 1e-6
+        return (_calls_pair(x, z + eps * tz) - _calls_pair(x, z - eps * tz)) / (2 * eps)
+
+    eps = 1e-4
+    want = (
+        directional(x + eps * tx2, z + eps * tz2) - directional(x - eps * tx2, z - eps * tz2)
+    ) / (2 * eps)
+    assert got == pytest.approx(want, rel=1e-4)

@@ -744,8 +744,9 @@ class Recorder:
     def int_array(self, v: Any) -> Any:
         result = np.asarray(v, dtype=int)
         self.path.append(tuple(np.ravel(result).tolist()))
-        distance = np.abs(np.subtract(v, np.round(v)))
-        self.margin = min(self.margin, float(np.min(distance, initial=np.inf)))
+        if np.asarray(v).dtype.kind in "fc":  # (an int array: nothing truncated)
+            distance = np.abs(np.subtract(v, np.round(v)))
+            self.margin = min(self.margin, float(np.min(distance, initial=np.inf)))
         return result
 
     def int_(self, v: Any) -> int:
