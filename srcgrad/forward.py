@@ -49,8 +49,12 @@ def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) ->
         out_dot = builder.call("zeros_seq", copy.deepcopy(out))
     elif isinstance(out, ast.Name) and facts.shape(out).rank is None:
         out_dot = builder.call("zero_adjoint", copy.deepcopy(out))  # (whatever it holds)
-    else:
+    elif isinstance(out, ast.Name) or (
+        isinstance(out, ast.Constant) and not isinstance(out.value, tuple)
+    ):
         out_dot = builder.xp_call("zeros_like", copy.deepcopy(out))
+    else:  # a folded tuple, (1.0, 1.0): zeros of its structure
+        out_dot = builder.call("zero_adjoint", copy.deepcopy(out))
     value: ast.expr = copy.deepcopy(out)
     if norm.aux is not None:  # has_aux: ((value, aux), tangent)
         value = ast.Tuple(elts=[value, name(norm.aux)], ctx=ast.Load())

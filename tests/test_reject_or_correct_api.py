@@ -212,6 +212,22 @@ def test_a_jvp_of_a_jvp_of_a_jvp_names_its_tangents_afresh():
     assert_close(third, autograd.elementwise_grad(autograd.elementwise_grad(d1))(X))
 
 
+def adds(x, y):
+    return np.add(x, y)
+
+
+def test_the_tangent_of_a_folded_tuple_of_gradients_is_a_tuple_of_zeros():
+    # the gradient of x + y folds to the constant (1.0, 1.0); its tangent was
+    # np.zeros_like((1.0, 1.0)), one array of two zeros, not a zero per gradient
+    g = srcgrad.grad(adds, wrt=(0, 1))
+    x, y = np.array(0.5), np.array(-1.0)
+    value, tangent = srcgrad.jvp(g, wrt=(0, 1))(x, y, np.array(1.0), np.array(2.0))
+    assert isinstance(tangent, tuple) and len(value) == len(tangent) == 2
+    assert all(np.shape(t) == () and t == 0.0 for t in tangent)
+    hv = srcgrad.hvp(adds, wrt=(0, 1))(x, y, np.array(1.0), np.array(2.0))
+    assert isinstance(hv, tuple) and len(hv) == 2 and all(np.shape(t) == () and t == 0.0 for t in hv)
+
+
 def with_a_dout_parameter(x, dout):
     return np.sum(np.sin(x) * dout)
 
