@@ -225,7 +225,9 @@ def test_the_tangent_of_a_folded_tuple_of_gradients_is_a_tuple_of_zeros():
     assert isinstance(tangent, tuple) and len(value) == len(tangent) == 2
     assert all(np.shape(t) == () and t == 0.0 for t in tangent)
     hv = srcgrad.hvp(adds, wrt=(0, 1))(x, y, np.array(1.0), np.array(2.0))
-    assert isinstance(hv, tuple) and len(hv) == 2 and all(np.shape(t) == () and t == 0.0 for t in hv)
+    assert (
+        isinstance(hv, tuple) and len(hv) == 2 and all(np.shape(t) == () and t == 0.0 for t in hv)
+    )
 
 
 def with_a_dout_parameter(x, dout):
