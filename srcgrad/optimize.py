@@ -142,14 +142,15 @@ def accumulate_in_place(
         if isinstance(s, ast.Return):
             continue
         found = accumulation(s)
-        for v in list(candidates):
+        s_reads, s_writes = set(own_reads(s)), set(own_writes(s))
+        for v in list(candidates & (s_reads | s_writes)):
             if found is not None and found[0] == v:
                 if call_of(found[1], {index_adjoint}) is None:
                     indexable.discard(v)  # v + e: perhaps a number, if v was one
                 continue
-            if v in own_reads(s):
+            if v in s_reads:
                 candidates.discard(v)
-            elif v in own_writes(s):
+            elif v in s_writes:
                 kind = made(getattr(s, "value", None)) if isinstance(s, ast.Assign) else None
                 if kind is None:
                     candidates.discard(v)
@@ -582,14 +583,17 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
                     and assigned[b] == 1
                     and b not in params
                     and _pure(block[definition].value)
-                    and not any(a in reads(s) or a in writes(s) for s in block[definition + 1 : i])
+                    and not any(read[k][a] or a in written[k] for k in range(definition + 1, i))
                 ):
                     # b was made only to be copied into a: give its definition a's name
                     block[definition] = ast.Assign(
                         targets=[ast.Name(id=a, ctx=ast.Store())], value=block[definition].value
                     )
-                    del block[i]
-                    return body, True
+                    written[definition] = {a}
+                    del block[i], read[i], written[i]
+                    uses[b] = assigned[b] = 0
+                    changed = True
+                    continue  # (the statement after a = b is at i now)
                 new = value
             elif isinstance(value, ast.Name) and (k := _last_equal(rest, a, value.id)) is not None:
                 # b changes later, but every read of a comes while b still equals a
@@ -1092,15 +1096,12 @@ def inline_temporaries(
             # each statement's reads and writes, kept in step with the block: the scan goes
             # on after an inlining (whose counts change only for the name inlined), so a
             # block of n statements costs O(n^2) set lookups, not O(n^3) tree walks
-            read = [set(reads(s)) for s in block]
-            written = [set(writes(s)) | _written_into(s) for s in block]
+            facts = [_Summary(s) for s in block]
             i = 0
             while i < len(block):
                 stmt = block[i]
                 a = target(stmt)
-                j = _inline_into(
-                    block, read, written, i, a, temporaries, all_reads, assigned, hazards
-                )
+                j = _inline_into(block, facts, i, a, temporaries, all_reads, assigned, hazards)
                 if j is None:
                     i += 1
                     continue
@@ -1108,19 +1109,30 @@ def inline_temporaries(
                 if len(ast.unparse(ast.fix_missing_locations(merged))) > LINE_LIMIT:
                     i += 1
                     continue
-                block[j], read[j] = merged, set(reads(merged))
-                written[j] = set(writes(merged)) | _written_into(merged)
-                del block[i], read[i], written[i]
+                block[j], facts[j] = merged, _Summary(merged)
+                del block[i], facts[i]
                 all_reads[a] -= 1
                 assigned[a] -= 1
                 changed = True
     return body
 
 
+class _Summary:
+    """What one statement reads, assigns, writes into and whether it has effects (a tape
+    pop), computed once per statement by the passes that scan a block many times."""
+
+    __slots__ = ("reads", "written", "into", "pure")
+
+    def __init__(self, stmt: ast.stmt) -> None:
+        self.reads = set(reads(stmt))
+        self.into = _written_into(stmt)
+        self.written = set(writes(stmt)) | self.into
+        self.pure = _pure(getattr(stmt, "value", ast.Constant(0)))
+
+
 def _inline_into(
     block: list[ast.stmt],
-    read: list[set[str]],
-    written: list[set[str]],
+    facts: list[_Summary],
     i: int,
     a: str | None,
     temporaries: set[str],
@@ -1133,19 +1145,17 @@ def _inline_into(
     stmt = block[i]
     if a is None or a not in temporaries or all_reads[a] != 1 or assigned[a] != 1:
         return None
-    if not _pure(stmt.value):
+    if not facts[i].pure:
         return None
-    users = [k for k in range(i + 1, len(block)) if a in read[k]]
-    if len(users) != 1:
-        return None
-    j = users[0]
-    if not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)):
+    j = next((k for k in range(i + 1, len(block)) if a in facts[k].reads), None)
+    if j is None or not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)):
         return None
     operands = set(reads(stmt.value))
-    if any(operands & written[k] for k in range(i + 1, j)):
+    between = facts[i + 1 : j]
+    if any(operands & f.written for f in between):
         return None
-    if operands & hazards and any(_written_into(block[k]) for k in range(i + 1, j)):
+    if operands & hazards and any(f.into for f in between):
         return None  # (an operand may share memory with the array written into)
-    if any(not _pure(getattr(block[k], "value", ast.Constant(0))) for k in range(i + 1, j)):
+    if not all(f.pure for f in between):
         return None  # keep the order of tape pops
     return j
