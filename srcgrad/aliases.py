@@ -1016,7 +1016,7 @@ class _Check:
         if user is not None:
             return f"`{user}`"
         defs = self.facts.definitions.get(core, [])
-        text = self.norm.origin_text(defs[0][0]) if defs else ""
+        text = self.norm.definition_text(defs[0][0]) if defs else ""
         return f"a value computed in `{text}`" if text else "another value"
 
     def definition(self, core: str, reading: str | None) -> ast.Assign | None:

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .dtypes import check_writes
 from .errors import NoDerivativeError, UnsupportedSyntaxError
 from .normalize import Normalized
 from .rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
@@ -122,6 +123,8 @@ class Facts:
     lengths: dict[str, int] = field(default_factory=dict)
     #: which names may share memory (``srcgrad.aliases.Aliases``)
     aliases: Any = None
+    #: the parameters whose arguments are floats (numbers or float arrays; ``wrt`` ones)
+    floats: set[str] = field(default_factory=set)
 
     @property
     def active(self) -> set[str]:
@@ -178,14 +181,16 @@ def analyze(
     mode: str | None = None,
     wide: dict[str, tuple[bool, ...]] | None = None,
     check: bool = True,
+    floats: frozenset[str] = frozenset(),
 ) -> Facts:
     """Classify every statement, then compute shapes and activity. ``mode`` ("jvp" or
     "vjp"): the transform that follows, where a runtime helper has a rule for the other
     one only (its source is differentiated instead). ``wide``: for array parameters, which
     axes of their arguments are not of length 1. ``check=False``: the facts alone, with
-    no error for what could not be differentiated (for the alias analysis of a callee)."""
+    no error for what could not be differentiated (for the alias analysis of a callee).
+    ``floats``: the parameters whose arguments are floats (the ``wrt`` ones are)."""
     wide = wide or {}
-    facts = Facts(mode=mode, params=list(norm.tree.args.args))
+    facts = Facts(mode=mode, params=list(norm.tree.args.args), floats=set(wrt) | set(floats))
     env = norm.parsed.env
     for name, value in env.items():
         facts.shapes[name] = _static_shape(name, value)
@@ -308,6 +313,7 @@ def check_facts(norm: Normalized, facts: Facts) -> None:
     in_place = {id(p.stmt): p.message for p in facts.aliases.problems}
     mixed = _mixed_elements(facts, assigns)
     complex_values = _complex_values(facts, assigns, env)
+    check_writes(norm, facts, facts.floats)
     for stmt in assigns:
         op = facts.ops[stmt]
         if op.key == "setitem":

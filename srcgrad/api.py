@@ -31,6 +31,7 @@ from .backends import (
     is_cupy,
     is_dask,
 )
+from .dtypes import FLOAT, value_kind
 from .errors import SrcgradError
 from .parse import ParsedFunction, env_is_current, free_name_sources, sources_current
 
@@ -269,19 +270,24 @@ class Derivative:
             return "jvp"
         return self.kind
 
-    def _target(self, ranks: dict[str, int | None], backend: Backend) -> Callable[..., Any]:
+    def _target(
+        self, ranks: dict[str, int | None], backend: Backend, floats: frozenset[str] = frozenset()
+    ) -> Callable[..., Any]:
         """The Python function this derivative transforms: the user's, or for a
         derivative of a derivative, the inner one's code for these arguments."""
         if self._inner is None:
             return self.__wrapped__
         # the inner code as numpy code (its calls are the ones the rules know), rebound to
         # the backend when this derivative's code is emitted, as the user's code is
-        return self._inner.as_function(ranks, NUMPY)
+        return self._inner.as_function(ranks, NUMPY, floats)
 
-    def as_function(self, ranks: dict[str, int | None], backend: Backend) -> Callable[..., Any]:
+    def as_function(
+        self, ranks: dict[str, int | None], backend: Backend, floats: frozenset[str] = frozenset()
+    ) -> Callable[..., Any]:
         """One generated Python function computing this derivative for arguments of
-        these ranks, for differentiating it again."""
-        derived = self._derived(ranks, backend)
+        these ranks (``floats``: the parameters whose arguments are floats), for
+        differentiating it again."""
+        derived = self._derived(ranks, backend, floats=floats)
         if self.kind == self._generated_kind and self.kind in ("grad", "vjp", "jvp"):
             return derived.function
         # forward mode: the gradient with respect to a scalar is one jvp
@@ -301,13 +307,19 @@ class Derivative:
         return wrapper
 
     def _derived(
-        self, ranks: dict[str, Any], backend: Backend, wide: tuple | None = None
+        self,
+        ranks: dict[str, Any],
+        backend: Backend,
+        wide: tuple | None = None,
+        floats: frozenset[str] = frozenset(),
     ) -> pipeline.Derived:
         """The generated code for arguments of these ranks (pytrees: their structures)
-        and, in ``wide``, for each array argument, which of its axes are not of length 1."""
+        and, in ``wide``, for each array argument, which of its axes are not of length 1;
+        ``floats``: the parameters whose arguments are floats (numbers or float arrays)."""
         ranks_key = tuple(ranks.get(p) for p in self._params)
+        floats = frozenset(floats) & set(self._params)
         wide = wide if self._inner is None and wide is not None else ()
-        target = self._target(ranks, backend)
+        target = self._target(ranks, backend, floats)
         wrt = self.wrt
         if self._inner is not None:
             # the inner code names its parameters its own way (``out_bar`` for the
@@ -321,7 +333,17 @@ class Derivative:
             rename = dict(zip(self._params, own))
             wrt = [rename[w] for w in self.wrt]
             ranks = {rename[p]: r for p, r in ranks.items() if p in rename}
-        key = (self._generated_kind, tuple(wrt), backend.name, ranks_key, wide, self.has_aux)
+            floats = frozenset(rename[p] for p in floats)
+        floats_key = tuple(sorted(floats))
+        key = (
+            self._generated_kind,
+            tuple(wrt),
+            backend.name,
+            ranks_key,
+            wide,
+            self.has_aux,
+            floats_key,
+        )
         entries = _entries(target)
         entry = entries.get(target)
         if entry is None or not entry.is_current(target):
@@ -331,7 +353,7 @@ class Derivative:
         derived = entry.derived.get(key)
         if derived is None or not derived.is_current():
             try:
-                derived = self._generate(entry, target, wrt, ranks, backend, wide)
+                derived = self._generate(entry, target, wrt, ranks, backend, wide, floats)
             except SrcgradError as exc:
                 if self._inner is None:
                     raise
@@ -354,6 +376,7 @@ class Derivative:
         ranks: dict[str, Any],
         backend: Backend,
         wide: tuple,
+        floats: frozenset[str] = frozenset(),
     ) -> pipeline.Derived:
         """Generate the code ``_derived`` looks for (and keeps in ``entry``)."""
         if self.has_aux or (self._tangent_output and self.kind != "jvp"):
@@ -368,7 +391,9 @@ class Derivative:
             if entry.norm is None:
                 entry.norm = pipeline.front(target)
             norm = entry.norm
-        return pipeline.derive(norm, self._generated_kind, wrt, ranks, backend, wide=dict(wide))
+        return pipeline.derive(
+            norm, self._generated_kind, wrt, ranks, backend, wide=dict(wide), floats=floats
+        )
 
     @property
     def source(self) -> str:
@@ -433,7 +458,8 @@ class Derivative:
             extras = [pytree.map_leaves(_lazy, e) for e in extras]
         ranks = {p: _rank(v) for p, v in zip(self._params, values)}
         wide = tuple((p, w) for p, w in zip(self._params, map(_wide_axes, values)) if w)
-        derived = self._derived(ranks, backend, wide)
+        floats = frozenset(p for p, v in zip(self._params, values) if value_kind(v) == FLOAT)
+        derived = self._derived(ranks, backend, wide, floats)
         likes = None
         if quick is not None:  # with the entry it came from
             wrt_values = [values[i] for i in self._wrt_index]

@@ -190,6 +190,14 @@ class Normalized:
         self.aux = None if drop else aux
         self.splits.append((keep, drop))
 
+    def definition_text(self, stmt: ast.stmt) -> str:
+        """For a message: the user's statement that gave a name its value, a loop by its
+        header alone (``for row in X``)."""
+        user = self.origin.get(stmt)
+        if isinstance(user, ast.For):
+            return f"for {ast.unparse(user.target)} in {ast.unparse(user.iter)}"
+        return self.origin_text(stmt)
+
     def origin_text(self, stmt: ast.stmt) -> str:
         """The user's source text of the statement ``stmt`` came from."""
         user = self.origin.get(stmt)

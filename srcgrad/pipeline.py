@@ -202,6 +202,7 @@ def analyzed(
     ranks: dict[str, Any],
     mode: str,
     wide: dict[str, tuple[bool, ...]] | None = None,
+    floats: frozenset[str] = frozenset(),
 ) -> tuple[Normalized, Facts]:
     """Analyze ``norm``, lowered again where a loop iterates a dict: normalize reads
     what a loop iterates by position until the structures of the arguments (``ranks``:
@@ -216,7 +217,7 @@ def analyzed(
         if found != norm.dicts:
             _count("normalize")
             norm = norm.with_dict_keys(dict(found))
-        facts = analyze(norm, wrt, ranks, mode=mode, wide=wide or {}, check=False)
+        facts = analyze(norm, wrt, ranks, mode=mode, wide=wide or {}, check=False, floats=floats)
         more = {
             where: keys
             for name, where in norm.iterated.items()
@@ -336,14 +337,16 @@ def derive(
     backend: Backend = NUMPY,
     trace: dict[str, str] | None = None,
     wide: dict[str, tuple[bool, ...]] | None = None,
+    floats: frozenset[str] = frozenset(),
 ) -> Derived:
     """Analyze, transform, optimize and emit one derivative of ``norm``. ``wide``: for
     array parameters, which axes of their arguments are not of length 1 (shapes the
-    code may rely on)."""
+    code may rely on); ``floats``: the parameters whose arguments are floats."""
     assert kind in KINDS, kind
     ranks = ranks or {}
     _count("analyze")
-    norm, facts = analyzed(norm, wrt, ranks, "jvp" if kind == "jvp" else "vjp", wide or {})
+    mode = "jvp" if kind == "jvp" else "vjp"
+    norm, facts = analyzed(norm, wrt, ranks, mode, wide or {}, floats)
     if trace is not None:
         trace["analyze"] = _describe(facts)
     if kind != "vjp" and kind != "jvp" and _returns_tuple(facts):

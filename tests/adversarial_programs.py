@@ -13,7 +13,9 @@ does the opposite, on purpose:
   fancy indices with repeats (``y[[0, 0]] = v``, ``y[[1, 0, 1]] += v``; numpy's
   buffered semantics: the last write wins, a repeated index adds once);
 - casts: ``x.astype(int)``, ``x.astype(bool)``, ``x.astype(np.float32)``,
-  ``np.sum(x, dtype=int)``, ``np.array(x, dtype=int)``;
+  ``np.sum(x, dtype=int)``, ``np.array(x, dtype=int)``, and the cast numpy makes
+  silently: a write into an integer or bool array (``ib = np.zeros(3, dtype=int);
+  ib[0] = v`` rounds ``v``);
 - lists reached through two names (``b = a; b.append(v)``, ``b[0] *= 2.0`` through
   a list holding an argument);
 - odd names: parameters and locals named like numpy functions and builtins
@@ -223,7 +225,7 @@ class Gen:
     # -- statements ---------------------------------------------------------------------
     def statement(self, indent: int, depth: int) -> None:
         options = ["assign", "assign", "alias", "view", "copy", "inplace", "inplace"]
-        options += ["write", "write", "cast", "list", "list"]
+        options += ["write", "write", "cast", "list", "list", "int_buffer"]
         if depth < 1:
             options.append("branch")
         what = self.choice(options)
@@ -362,6 +364,34 @@ class Gen:
             value = f"{w} * {np_}.array({scale} * {v.name}, dtype=int)"
         self.emit(indent, f"{self.target(v.shape)} = {value}")
 
+    def stmt_int_buffer(self, indent: int, depth: int) -> None:
+        """An integer or bool array written into (numpy rounds what is written), then read
+        into a float value. The buffer is named ``ib<k>`` (``ibb<k>`` for bool: the twin
+        records how far each value written into it is from a jump) and is no one's alias."""
+        arrays = [v for v in self.vars if v.shape != ()]
+        v = self.choice(arrays)
+        np_ = self.np
+        how = self.choice(["zeros int", "astype int", "arange", "bool", "full int"])
+        if f"int buffer {how}" in self.avoid:
+            return self.stmt_assign(indent, depth)
+        self.feature(f"int buffer {how}")
+        buffer = f"{'ibb' if how == 'bool' else 'ib'}{next(self.fresh)}"
+        self.taken.add(buffer)
+        made = {
+            "zeros int": f"{np_}.zeros({v.shape!r}, dtype=int)",
+            "astype int": f"(2.0 * {v.name}).astype(int)",
+            "arange": f"{np_}.arange({int(np.prod(v.shape))}).reshape({v.shape!r})",
+            "bool": f"{v.name} > 0.0",
+            "full int": f"{np_}.full({v.shape!r}, 1)",
+        }[how]
+        self.emit(indent, f"{buffer} = {made}")
+        index, _ = self.choice([(i, f) for i, f in write_indices(v.shape) if "repeated" not in f])
+        index = index.replace("np.", f"{np_}.")
+        shape = eval(f"_z[{index}]", {np_: np, "_z": np.zeros(v.shape)}).shape  # noqa: S307
+        self.emit(indent, f"{buffer}[{index}] = {self.expr(shape if self.boolean(0.7) else (), 1)}")
+        w = self.choice(self.of_shape(v.shape)).name
+        self.emit(indent, f"{self.target(v.shape)} = {w} * {buffer}")
+
     def stmt_list(self, indent: int, depth: int) -> None:
         np_ = self.np
         if not self.lists or self.boolean(0.3):
@@ -495,6 +525,15 @@ def programs(draw: Any, avoid: set[str] = frozenset(), max_statements: int = 8) 
 class _Twin(ast.NodeTransformer):
     """``a > b`` becomes ``_cmp(a, b)``; the argument of a cast to int or bool, ``_cast(v, kind)``
     (it returns ``v``), so that the twin records each one's distance to a jump."""
+
+    def visit_Assign(self, node: ast.Assign) -> Any:
+        self.generic_visit(node)
+        target = node.targets[0]
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            name = target.value.id  # a write into an integer or bool buffer rounds
+            if name.startswith("ib"):
+                node.value = self._mark(node.value, "bool" if name.startswith("ibb") else "int")
+        return node
 
     def visit_Compare(self, node: ast.Compare) -> Any:
         self.generic_visit(node)

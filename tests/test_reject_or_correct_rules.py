@@ -275,6 +275,126 @@ def test_a_cast_of_an_inactive_value_needs_no_static_dtype():
     assert_gradient(cast_inactive_to_variable_dtype, (X, c, np.float32), c)
 
 
+# -- 4b: implicit casts: a write rounds to the array's dtype ---------------------------------
+def write_into_int_zeros(x):
+    y = np.zeros(3, dtype=int)
+    y[0] = x[0] * 2.0
+    return np.sum(y * x)
+
+
+def write_into_arange(x):
+    y = np.arange(3)
+    y[1] = x[1]
+    return np.sum(y * x)
+
+
+def write_into_int_cast(x):
+    y = np.asarray(x * 3.0, dtype=int)
+    y[1:] = x[1:]
+    return np.sum(y * x)
+
+
+def write_into_full_of_int(x):
+    y = np.full(3, 0)
+    y[2] = x[2]
+    return np.sum(y * x)
+
+
+def write_into_int_display(x):
+    y = np.array([0, 0, 0])
+    y[:] = x
+    return np.sum(y * x)
+
+
+def write_into_bool_mask(x):
+    y = x > 0.0
+    y[0] = x[0]
+    return np.sum(y * x)
+
+
+def write_into_like_of_int_argument(x, idx):
+    y = np.zeros_like(idx)
+    y[0] = x[0]
+    return np.sum(y * x)
+
+
+def write_into_copy_of_argument(x, b):
+    y = b.copy()
+    y[0] = x[0]
+    return np.sum(y * x)
+
+
+def int_buffer(n):
+    return np.zeros(n, dtype=np.int32)
+
+
+def write_into_helper_result(x):
+    y = int_buffer(3)
+    y[0] = x[0]
+    return np.sum(y * x)
+
+
+def add_in_place_to_int(x):
+    a = np.asarray(x * 2.0, dtype=int)
+    a -= 0.5 * (a - np.tanh(x))
+    return np.sum(a * x)
+
+
+@pytest.mark.parametrize(
+    "f, args, message, at",
+    [
+        (write_into_int_zeros, (X,), "(it is made by `y = np.zeros(3, dtype=int)`)", "y[0] ="),
+        (write_into_arange, (X,), "is an integer or bool array", "y[1] ="),
+        (write_into_int_cast, (X,), "is an integer or bool array", "y[1:] ="),
+        (write_into_full_of_int, (X,), "is an integer or bool array", "y[2] ="),
+        (write_into_int_display, (X,), "is an integer or bool array", "y[:] ="),
+        (write_into_bool_mask, (X,), "is an integer or bool array", "y[0] ="),
+        (write_into_like_of_int_argument, (X, np.arange(3)), "zeros_like(idx)", "y[0] ="),
+        (write_into_copy_of_argument, (X, np.arange(3)), "cannot tell its dtype", "y[0] ="),
+        (write_into_helper_result, (X,), "is an integer or bool array", "y[0] ="),
+        (add_in_place_to_int, (X,), "numpy refuses to write floats", "a -="),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_a_write_into_an_integer_array_is_refused(f, args, message, at):
+    """numpy rounds a value written into an integer or bool array (its derivative is then
+    zero), and refuses a float added in place to one: srcgrad's code, which follows the
+    value's derivative and spells ``a -= v`` as a new array, would be wrong; it refuses."""
+    assert_refused(f, args, srcgrad.UnsupportedSyntaxError, message, at)
+    assert_refused(f, args, srcgrad.UnsupportedSyntaxError, "Make", at)
+
+
+def float_buffer(n):
+    return np.zeros(n) + 0.5
+
+
+def into_float_buffers(x, b):
+    total = 0.0
+    for k in range(4):
+        y = [np.zeros(3), np.zeros_like(x), np.full(3, 0.0), np.array([0.0, 0.0, 0.0])][k]
+        y[0] = x[0] * x[1]
+        total = total + np.sum(y * x)
+    z = b.copy()  # a float argument
+    z[1] = np.sin(x[1])
+    w = float_buffer(3)  # a helper's float result
+    w[2] = x[2] ** 2
+    v = np.asarray(x * 3.0, dtype=int).astype(float)  # made a float again
+    v[0] = x[0]
+    h = np.zeros(3, dtype=np.float32)
+    for k in range(3):  # a loop-carried float
+        h = 0.5 * h + x
+        h[k] = x[k] * 2.0
+    return total + np.sum(z * x) + np.sum(w * x) + np.sum(v * x) + np.sum(h)
+
+
+def test_writes_into_float_arrays_are_differentiated():
+    args = (X, np.array([0.5, -1.0, 2.0]))
+    assert_gradient(into_float_buffers, args, finite_differences(into_float_buffers, args))
+    assert_gradient(
+        into_float_buffers, args, finite_differences(into_float_buffers, args, 1), wrt=1
+    )
+
+
 # == family 5: nothing unknown becomes a constant ============================================
 def r_of_arguments(x, y):
     return np.sum(np.r_[x, y] ** 2)
