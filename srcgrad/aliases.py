@@ -287,6 +287,7 @@ class _Flow:
         self.at: dict[int, dict[str, frozenset[Place]]] = {}
         self.sharing_at: dict[int, dict[str, frozenset[str]]] = {}
         self.fresh_sites: set[int] = set()  # statements whose new value holds new arrays
+        self.visited: set[int] = set()  # statements visited once (see age)
         self.summaries: dict[tuple, Any] = {}  # user functions' results, by (id, ranks)
         self.final: dict[str, frozenset[Place]] = {}  # each name's places at the end
         self.referrers: dict[Place, set[str]] = {}  # the names a place was ever given to
@@ -377,6 +378,9 @@ class _Flow:
         """Before ``stmt`` makes a new array: the one it made before is an earlier one now,
         for every name and list referring to it (and its elements' places likewise)."""
         site = id(stmt)
+        if site not in self.visited:  # (its first visit: nothing refers to what it makes)
+            self.visited.add(site)
+            return state
 
         def older(places: frozenset[Place]) -> frozenset[Place]:
             if not any(p.site == site and not p.old for p in places):

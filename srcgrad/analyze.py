@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .dtypes import check_writes
+from .dtypes import hashable_in as _hashable_in
 from .errors import NoDerivativeError, UnsupportedSyntaxError
 from .normalize import Normalized
 from .rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
@@ -561,13 +562,6 @@ def _complex_values(facts: Facts, assigns: list[ast.stmt], env: dict[str, Any]) 
         if len(found) == before:
             break
     return found
-
-
-def _hashable_in(key: Any, table: set[Any]) -> bool:
-    try:
-        return key in table
-    except TypeError:
-        return False
 
 
 def _mixed_elements(facts: Facts, assigns: list[ast.stmt]) -> set[str]:

@@ -188,25 +188,25 @@ def _definition_kind(
             return of(args[0])
     if dtype is not None and dtype != UNKNOWN:
         return dtype
-    if _in(callee, _FROM_SHAPE):
+    if hashable_in(callee, _FROM_SHAPE):
         return dtype or FLOAT
     if callee is np.full:
         return dtype or of(op.args.get("fill_value"))
-    if _in(callee, _LIKE) or _in(callee, _CONVERT):
+    if hashable_in(callee, _LIKE) or hashable_in(callee, _CONVERT):
         return dtype or (of(args[0]) if args else UNKNOWN)
     if callee is np.linspace or callee is np.logspace:
         return dtype or FLOAT
     if callee is np.arange:
         given = [a for a in args if not (isinstance(a, ast.Constant) and a.value is None)]
         return dtype or _arithmetic(ast.Add, [of(a) for a in given])
-    if _in(callee, _INTEGER_RESULTS):
+    if hashable_in(callee, _INTEGER_RESULTS):
         return INTEGER
     rule = op.rule
     if rule is None or op.problem:
         return UNKNOWN
     operands = [of(a) for _, a in op.diff_args] if not rule.nondiff else []
     if rule.nondiff:
-        if _in(callee, _ROUNDING) or (isinstance(key, tuple) and key[1] == "round"):
+        if hashable_in(callee, _ROUNDING) or (isinstance(key, tuple) and key[1] == "round"):
             return of(args[0]) if of(args[0]) == FLOAT else UNKNOWN
         return UNKNOWN
     if FLOAT in operands:  # numpy promotes: a float operand gives a float result
@@ -274,9 +274,10 @@ def _arithmetic(op: type, operands: list[str | None]) -> str | None:
     return UNKNOWN
 
 
-def _in(callee: Any, table: set[Any]) -> bool:
+def hashable_in(key: Any, table: set[Any]) -> bool:
+    """``key in table``, False for an unhashable key (a callee may be any object)."""
     try:
-        return callee in table
+        return key in table
     except TypeError:
         return False
 

@@ -210,6 +210,7 @@ class _Reverse:
         self.counter_presets: set[str] = set()
         self.last_origin: ast.stmt | None = None
         self._scopes()
+        self._top_index: dict[int, dict[int, int]] = {}  # (see _read_in_its_trip)
         self.blocks_of: dict[int, int] = {}  # id(statement) -> id(its block)
         for block in self.blocks.values():
             for stmt in block:
@@ -230,6 +231,8 @@ class _Reverse:
             self.position[id(stmt)] = k
             self.depth[id(stmt)] = depth
         self.loops_around = self._enclosing_loops()
+        self._witness_facts: list[tuple[str, int, bool]] | None = None  # (see _witnesses)
+        self._in_loop_witnesses: list[str] = []
         self.pushed: set[int] = set()
         self.needed: set[str] = set()
         self.shape_reads: list[tuple[ast.Assign, str]] = []  # (statement, name) unbroadcast reads
@@ -408,10 +411,15 @@ class _Reverse:
             return False
         if id(stmt) not in self.blocks_of:
             return False
-        block = self.blocks[self.blocks_of[id(stmt)]]
-        after = block[block.index(stmt) + 1 :]
-        inside = {id(s) for top in after for s, _ in walk_block([top])}
-        return all(id(r) in inside for r in readers.get(v, []))
+        bid = self.blocks_of[id(stmt)]
+        if bid not in self._top_index:  # each statement in the block's tree: its top's index
+            block = self.blocks[bid]
+            self._top_index[bid] = {
+                id(s): k for k, top in enumerate(block) for s, _ in walk_block([top])
+            }
+        where = self._top_index[bid]
+        k = where[id(stmt)]
+        return all(where.get(id(r), -1) > k for r in readers.get(v, []))
 
     def _invariant(self) -> set[str]:
         """Names (not parameters) defined once, inside a loop, by a primitive (a
@@ -1201,21 +1209,24 @@ class _Reverse:
     def _witnesses(self, stmt: ast.Assign) -> list[str]:
         """Names whose shape may stand in for another's at ``stmt``: their value
         when its adjoint runs is the value they had when it ran."""
+        if self._witness_facts is None:
+            # per name, once: its last definition's position, whether it is defined at most
+            # once and outside loops, and whether it is bound on every path (a parameter,
+            # or defined by a statement outside any branch)
+            top = {id(s) for s in self.norm.tree.body}
+            table = []
+            for n in self.named:
+                defs = self.facts.definitions.get(n, [])
+                last = max((self.position[id(s)] for s, _ in defs), default=-1)
+                once = len(defs) <= 1 and all(d == 0 for _, d in defs)
+                if not defs or any(id(s) in top for s, _ in defs):
+                    table.append((n, last, once))
+            self._witness_facts = table
+            self._in_loop_witnesses = [n for n, _, once in table if once]
+        if self.depth[id(stmt)] > 0:
+            return self._in_loop_witnesses
         position = self.position[id(stmt)]
-        in_loop = self.depth[id(stmt)] > 0
-        top = {id(s) for s in self.norm.tree.body}
-        safe = []
-        for n in self.named:
-            defs = self.facts.definitions.get(n, [])
-            if in_loop:
-                ok = len(defs) <= 1 and all(d == 0 for _, d in defs)
-            else:
-                ok = all(self.position[id(s)] < position for s, _ in defs)
-            # bound on every path: a parameter, or defined by a statement outside any branch
-            bound = not defs or any(id(s) in top for s, _ in defs)
-            if ok and bound:
-                safe.append(n)
-        return safe
+        return [n for n, last, _ in self._witness_facts if last < position]
 
     # -- the function --------------------------------------------------------------------------
     def function(self, kind: str) -> ast.FunctionDef:

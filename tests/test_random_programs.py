@@ -74,6 +74,7 @@ from autograd_oracle import KNOWN_GAPS, NoAutograd, Oracle, first_order_skips, r
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+import srcgrad
 from srcgrad.testing import check_grads
 
 THOROUGH = os.environ.get("SRCGRAD_HYPOTHESIS_PROFILE") == "thorough"
@@ -861,6 +862,9 @@ def run_program(program: Program, directory: Any, data: Any) -> None:
     twin = Twin(program, directory)
     try:
         posed = well_posed(twin, args, list(wrt), seed)
+    except TypeError as exc:  # numpy refuses the program (a float in place into an int array)
+        refused_too(program, directory, name, args, wrt, exc)
+        return
     finally:
         sys.modules.pop(twin.module.__name__, None)
     assume(posed)
@@ -872,6 +876,25 @@ def run_program(program: Program, directory: Any, data: Any) -> None:
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         raise AssertionError(f"{detail}\n{describe(program, args, wrt)}") from exc
+    finally:
+        sys.modules.pop(name, None)
+
+
+def refused_too(
+    program: Program, directory: Any, name: str, args: list[Any], wrt: tuple, exc: TypeError
+) -> None:
+    """A program numpy refuses to run has no derivative: srcgrad raises too (never a
+    number), in both modes."""
+    module = load(program.source, directory, name)
+    try:
+        for mode in ("reverse", "forward"):
+            with pytest.raises(Exception):  # noqa: B017 (a refusal, or numpy's own error)
+                srcgrad.grad(module.f, wrt=wrt, mode=mode)(*args)
+    except BaseException as failure:
+        raise AssertionError(
+            f"numpy refuses this program ({exc}), srcgrad differentiated it"
+            f"{describe(program, args, wrt)}"
+        ) from failure
     finally:
         sys.modules.pop(name, None)
 
