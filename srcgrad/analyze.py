@@ -315,6 +315,7 @@ def check_facts(norm: Normalized, facts: Facts) -> None:
     mixed = _mixed_elements(facts, assigns)
     complex_values = _complex_values(facts, assigns, env)
     check_writes(norm, facts, facts.floats)
+    active = facts.active
     for stmt in assigns:
         op = facts.ops[stmt]
         if op.key == "setitem":
@@ -322,11 +323,11 @@ def check_facts(norm: Normalized, facts: Facts) -> None:
         if id(stmt) in in_place:
             user = norm.origin.get(stmt, stmt)
             raise norm.parsed.locator.error(UnsupportedSyntaxError, user, in_place[id(stmt)])
-        if op.target in facts.active:
+        if op.target in active:
             _check_supported(norm, facts, op, env, complex_values)
         if op.key == "pack" and not op.problem:
             continue
-        if op.target in facts.active and op.call_args is None and (op.rule is None or op.problem):
+        if op.target in active and op.call_args is None and (op.rule is None or op.problem):
             raise _no_derivative(norm, op)
         if op.target in facts.useful:
             _check_modeled(norm, facts, op, mixed)
@@ -656,12 +657,13 @@ def _listing(names: tuple[str, ...]) -> str:
 def check_mode(norm: Normalized, facts: Facts, mode: str) -> None:
     """Every active operation has a rule for ``mode`` ("jvp" or "vjp") for each of its
     active arguments: a primitive may have been given only one of its two rules."""
+    active = facts.active
     for op in facts.ops.values():
-        if op.rule is None or op.target not in facts.active or op.rule.nondiff:
+        if op.rule is None or op.target not in active or op.rule.nondiff:
             continue
         table = op.rule.jvp if mode == "jvp" else op.rule.vjp
         for param, atom in op.diff_args:
-            if isinstance(atom, ast.Name) and atom.id in facts.active and param not in table:
+            if isinstance(atom, ast.Name) and atom.id in active and param not in table:
                 name = op.rule.name
                 have, need = ("defvjp", "defjvp") if mode == "jvp" else ("defjvp", "defvjp")
                 what = "forward" if mode == "jvp" else "reverse"

@@ -199,7 +199,8 @@ class Builder:
             if slot is not None and slot < len(node.args) and isinstance(node.args[slot], ast.Name):
                 candidates = preferred
                 if func.endswith("_like"):  # reads the dtype too: only float (active) names
-                    candidates = [p for p in preferred if p in self.facts.active]
+                    carrying = self.facts.active
+                    candidates = [p for p in preferred if p in carrying]
                 node.args[slot] = name(self.facts.witness(node.args[slot].id, candidates))
         return expr
 

@@ -294,8 +294,9 @@ def check_writes(norm: Any, facts: Any, floats: set[str]) -> None:
     name not proven float (numpy raises on an integer array, or rounds in place)."""
     env = norm.parsed.env
     kinds: dict[str, str] | None = None
+    active = facts.active
     for stmt, op in facts.ops.items():
-        if op.target not in facts.active or op.target in facts.maybe_sequences:
+        if op.target not in active or op.target in facts.maybe_sequences:
             continue  # (a write into a list: see analyze._check_fresh)
         if op.key == "setitem":
             value = op.args.get("v")

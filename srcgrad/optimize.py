@@ -576,7 +576,12 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
                 new: ast.expr = value
             elif isinstance(value, ast.Name) and not any(value.id in w for w in written[i + 1 :]):
                 b = value.id
-                definition = next((k for k in range(i) if target(block[k]) == b), None)
+                # b's one definition (looked for only where it has one), nearest first
+                definition = None
+                if assigned[b] == 1 and uses[b] == 1:
+                    definition = next((k for k in range(i - 1, -1, -1) if b in written[k]), None)
+                    if definition is not None and target(block[definition]) != b:
+                        definition = None
                 if (
                     definition is not None
                     and uses[b] == 1
