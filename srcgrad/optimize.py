@@ -39,6 +39,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .analyze import is_append, popped
+from .astwalk import loaded, nodes, stored
 from .builder import is_comment
 
 
@@ -210,7 +211,7 @@ def reads(node: ast.AST) -> list[str]:
     """Names a statement (with its nested blocks) or expression reads."""
     if isinstance(node, ast.Assign):  # the target's index (and written array) count too
         node = ast.Tuple(elts=[node.value, *node.targets], ctx=ast.Load())
-    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return loaded(node)
 
 
 def own_reads(stmt: ast.stmt) -> list[str]:
@@ -224,9 +225,7 @@ def own_reads(stmt: ast.stmt) -> list[str]:
 
 def writes(node: ast.AST) -> list[str]:
     """Names a statement (with its nested blocks) assigns."""
-    return [
-        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    ]
+    return stored(node)
 
 
 def own_writes(stmt: ast.stmt) -> list[str]:
@@ -264,7 +263,7 @@ def _pure(value: ast.expr) -> bool:
     """Whether evaluating ``value`` has no effect but its result (a tape pop has)."""
     return not any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "pop"
-        for n in ast.walk(value)
+        for n in nodes(value)
     )
 
 
@@ -367,7 +366,7 @@ def _written_into(stmt: ast.stmt) -> set[str]:
     """Names whose arrays ``stmt`` (with its nested blocks) changes in place: ``y[i] = v``,
     ``y[i] += v``, ``y += v``."""
     out = set()
-    for node in ast.walk(stmt):
+    for node in nodes(stmt):
         where = node.target if isinstance(node, ast.AugAssign) else None
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
             where = node
@@ -837,8 +836,8 @@ def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bo
     """
     mutated = {
         n.value.id
-        for s in _statements(body)
-        for n in ast.walk(s)
+        for s in body  # (each top statement's walk takes in its nested blocks)
+        for n in nodes(s)
         if isinstance(n, ast.Subscript)
         and isinstance(n.ctx, ast.Store)
         and isinstance(n.value, ast.Name)

@@ -23,6 +23,7 @@ from typing import Any
 
 from . import emit as emit_stage
 from .analyze import Facts, analyze, check_facts
+from .astwalk import stored
 from .backends import NUMPY, Backend
 from .builder import HELPERS, Builder, function_def, is_marker
 from .forward import forward
@@ -494,9 +495,7 @@ def _returns_tuple(facts: Facts) -> bool:
 
 
 def _assigned(func: ast.FunctionDef) -> set[str]:
-    return {
-        n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
+    return set(stored(func))
 
 
 def _array_module_name(norm: Normalized, namer: Any) -> str:

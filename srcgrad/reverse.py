@@ -47,6 +47,7 @@ from collections import Counter
 import numpy as np
 
 from .analyze import Facts, assigned_name, check_mode, is_setitem, walk_block
+from .astwalk import loaded
 from .builder import Builder, add, assign, comment, marker, name
 from .errors import UnsupportedSyntaxError
 from .forward import call_signature
@@ -64,13 +65,8 @@ def reverse(
     return _Reverse(norm, facts, wrt, builder).function(kind)
 
 
-def _loads(nodes: list[ast.AST]) -> set[str]:
-    return {
-        n.id
-        for node in nodes
-        for n in ast.walk(node)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    }
+def _loads(trees: list[ast.AST]) -> set[str]:
+    return {n for tree in trees for n in loaded(tree)}
 
 
 class _Substitute(ast.NodeTransformer):

@@ -1,0 +1,59 @@
+"""Fast walks of a syntax tree, for the passes that look at every statement often.
+
+:func:`ast.walk` visits every node breadth first through two nested generators, the
+operators and ``Load``/``Store`` markers included; the optimizer asks which names a
+statement reads or writes tens of thousands of times for one derivative. The walks
+here visit the same expression and statement nodes (never a ``ctx``, an operator or
+a comparison's operators, which hold no names) from an explicit stack, in no promised
+order: every caller counts or collects.
+"""
+
+from __future__ import annotations
+
+import ast
+
+#: fields that never hold a node with a name in it
+_SKIP = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+#: per node type, the fields worth walking into
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _SKIP)
+    return fields
+
+
+def nodes(node: ast.AST) -> list[ast.AST]:
+    """``node`` and every expression and statement node under it."""
+    out: list[ast.AST] = []
+    stack = [node]
+    pop, push, add = stack.pop, stack.append, out.append
+    node_type = ast.AST
+    while stack:
+        n = pop()
+        add(n)
+        for field in _FIELDS.get(type(n)) or _fields(type(n)):
+            value = getattr(n, field, None)
+            if value is None:
+                continue
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        push(item)
+            elif isinstance(value, node_type):
+                push(value)
+    return out
+
+
+def loaded(node: ast.AST) -> list[str]:
+    """The names ``node`` reads, once per read."""
+    name, load = ast.Name, ast.Load
+    return [n.id for n in nodes(node) if type(n) is name and type(n.ctx) is load]
+
+
+def stored(node: ast.AST) -> list[str]:
+    """The names ``node`` assigns, once per assignment."""
+    name, store = ast.Name, ast.Store
+    return [n.id for n in nodes(node) if type(n) is name and type(n.ctx) is store]
