@@ -1,15 +1,23 @@
-"""One-time cost of generating a derivative: a 30-line function with a loop and a
-helper call, differentiated in reverse and forward mode (issue 5 asks for it).
+"""One-time cost of generating a derivative.
 
-    python benchmarks/transform_cost.py
+    python benchmarks/transform_cost.py            # the 30-line function
+    python benchmarks/transform_cost.py --scaling  # 10 to 1,000 statements
 
-Prints the first call (transformation + run) and the median of later calls (run only).
+The first: a 30-line function with a loop and a helper call, differentiated in reverse
+and forward mode; prints the first call (transformation + run) and the median of later
+calls (run only). The second: straight-line numpy functions of n statements and loops
+whose body has n statements, first-call CPU time in each mode, and the exponent of a
+least-squares fit of log time against log n (1 is linear).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -78,5 +86,60 @@ def main() -> None:
         )
 
 
+#: the statements the scaling functions cycle through (h, w: arrays of 4 elements)
+_STATEMENTS = [
+    "h = np.sin(h) * w",
+    "h = h + np.cos(w) * 0.5",
+    "h = np.tanh(h @ m)",
+    "h = h * h - w",
+    "h = np.exp(-h * h) + h",
+]
+
+
+def _function(n: int, loop: bool, directory: Path) -> object:
+    """``f(x, w, m)``: n statements, straight or as the body of a loop of 3 trips."""
+    indent = "        " if loop else "    "
+    lines = ["import numpy as np", "", "", "def f(x, w, m):", "    h = x * 1.0"]
+    if loop:
+        lines.append("    for _ in range(3):")
+    lines += [indent + _STATEMENTS[k % len(_STATEMENTS)] for k in range(n)]
+    lines.append("    return np.sum(h)")
+    name = f"scaling_{'loop' if loop else 'straight'}_{n}"
+    path = directory / f"{name}.py"
+    path.write_text("\n".join(lines) + "\n")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module.f
+
+
+def _exponent(sizes: list[int], times: list[float]) -> float:
+    x = np.log(np.array(sizes, dtype=float))
+    y = np.log(np.array(times))
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def scaling(sizes: tuple[int, ...] = (10, 30, 100, 300, 1000)) -> None:
+    args = (np.ones(4), np.full(4, 0.3), np.eye(4) * 0.5)
+    print("| function | mode | " + " | ".join(f"n = {n}" for n in sizes) + " | exponent |")
+    print("|---|---|" + "---|" * len(sizes) + "---|")
+    with tempfile.TemporaryDirectory() as folder:
+        for loop in (False, True):
+            for mode in ("reverse", "forward"):
+                times = []
+                for n in sizes:
+                    f = _function(n, loop, Path(folder))
+                    start = time.process_time()
+                    srcgrad.grad(f, mode=mode)(*args)
+                    times.append(time.process_time() - start)
+                cells = " | ".join(f"{t * 1e3:.0f} ms" for t in times)
+                kind = "loop body" if loop else "straight line"
+                print(f"| {kind} | {mode} | {cells} | {_exponent(list(sizes), times):.2f} |")
+
+
 if __name__ == "__main__":
-    main()
+    if "--scaling" in sys.argv[1:]:
+        scaling()
+    else:
+        main()

@@ -568,9 +568,14 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
                     and not any(b in w for w in written[i + 1 : i + 1 + back])
                 ):
                     # a = b; ...; b = a: a round trip that changes nothing
-                    del block[i + 1 + back]
-                    del block[i]
-                    return body, True
+                    for j in (i + 1 + back, i):
+                        del block[j], read[j], written[j]
+                    uses[a] -= 1
+                    uses[b] -= 1
+                    assigned[a] -= 1
+                    assigned[b] -= 1
+                    changed = True
+                    continue
             if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
                 new: ast.expr = value
             elif isinstance(value, ast.Name) and not any(value.id in w for w in written[i + 1 :]):
@@ -604,8 +609,14 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
                 b = value.id
                 replace = _Replace(a, ast.Name(id=b, ctx=ast.Load()))
                 block[i + 1 : i + 2 + k] = [replace.visit(s) for s in rest[: k + 1]]
-                del block[i]
-                return body, True
+                for j in range(i + 1, i + 2 + k):
+                    read[j], written[j] = Counter(reads(block[j])), set(writes(block[j]))
+                del block[i], read[i], written[i]
+                uses[b] += uses[a] - 1  # (b is read where a was; a = b is gone)
+                uses[a] = 0
+                assigned[a] -= 1
+                changed = True
+                continue
             else:
                 i += 1
                 continue
@@ -972,16 +983,21 @@ def reuse_computed_values(
 
 def drop_self_assignments(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
     """``v = v`` does nothing."""
+    changed = False
     for block in blocks(body):
-        for i, stmt in enumerate(block):
-            if (
+        kept = [
+            stmt
+            for stmt in block
+            if not (
                 isinstance(stmt, ast.Assign)
                 and isinstance(stmt.value, ast.Name)
                 and target(stmt) == stmt.value.id
-            ):
-                del block[i]
-                return body, True
-    return body, False
+            )
+        ]
+        if len(kept) != len(block):
+            block[:] = kept
+            changed = True
+    return body, changed
 
 
 def eliminate_dead_code(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:

@@ -225,7 +225,9 @@ class Gen:
         if how == "neg":
             return f"(-{a})", b
         if how == "float":  # a cast to a float dtype: the identity
-            return f"np.asarray({a}, dtype=np.float64)", b
+            # (of a bare name, a copy: np.asarray would alias it, and locals never alias)
+            cast = "np.array" if a.isidentifier() else "np.asarray"
+            return f"{cast}({a}, dtype=np.float64)", b
         if how == "int":  # to an integer dtype: piecewise constant (the twin sees its jumps)
             return f"np.asarray({a}, dtype=int)", b
         if how in ("sin", "cos", "tanh"):
