@@ -39,7 +39,6 @@ from __future__ import annotations
 import ast
 import inspect
 import re
-import textwrap
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +55,7 @@ from .analyze import (
     walk_block,
 )
 from .normalize import Normalized, is_static
+from .parse import source_text
 
 
 @dataclass(frozen=True)
@@ -688,7 +688,7 @@ def _written_parameters(func: Any, params: list[str]) -> set[int]:
     place: an assignment into an item or slice, ``+=``, or a changing method, on a
     parameter or a name given one (or a view of one)."""
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+        tree = ast.parse(source_text(func))
     except (OSError, TypeError, SyntaxError):
         return set(range(len(params)))  # (no code to read: anything)
     roots = {p: p for p in params}  # name -> the parameter it may share memory with

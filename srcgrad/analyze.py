@@ -30,7 +30,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-import textwrap
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from .dtypes import check_writes
 from .dtypes import hashable_in as _hashable_in
 from .errors import NoDerivativeError, UnsupportedSyntaxError
 from .normalize import Normalized
+from .parse import source_text
 from .rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
 from .rules.numpy_rules import operation_name
 
@@ -729,7 +729,7 @@ def _returns_tuple(func: Any) -> bool:
     known = _TUPLE_RETURNS.get(func)
     if known is None or known[0] is not code:
         try:  # (the source of the code it runs, not of a function it wraps)
-            tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+            tree = ast.parse(source_text(func))
         except (OSError, TypeError, SyntaxError):
             known = (code, False)
         else:
