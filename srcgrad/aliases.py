@@ -291,6 +291,7 @@ class _Flow:
         self.summaries: dict[tuple, Any] = {}  # user functions' results, by (id, ranks)
         self.final: dict[str, frozenset[Place]] = {}  # each name's places at the end
         self.referrers: dict[Place, set[str]] = {}  # the names a place was ever given to
+        self.made_at: dict[int, set[Place]] = {}  # those places by site (the latest array)
         #: calls to user functions that change arguments in place: the callee, and the
         #: (parameter, argument) pairs it changes
         self.call_writes: dict[int, tuple[Any, list[tuple[str, ast.expr]]]] = {}
@@ -390,9 +391,13 @@ class _Flow:
         recent = Place("new", "", site)
         if recent in self.elements:
             self.hold(frozenset({_aged(recent)}), self.elements[recent])
-        for place in [p for p in self.referrers if p.site == site and not p.old]:
-            self.referrers.setdefault(_aged(place), set()).update(self.referrers[place])
-        return {k: v if k == _SHARING else older(v) for k, v in state.items()}
+        holders: set[str] = set()  # (only a name once given one of its places may hold one)
+        for place in self.made_at.get(site, ()):
+            names = self.referrers[place]
+            self.referrers.setdefault(_aged(place), set()).update(names)
+            holders |= names
+        changed = {k: older(state[k]) for k in holders if k in state}
+        return {**state, **changed} if changed else state
 
     def record(self, stmt: ast.stmt, state: dict) -> None:
         """What holds just before a statement that changes something in place."""
@@ -436,7 +441,12 @@ class _Flow:
     def refer(self, name: str, places: frozenset[Place]) -> None:
         """``name`` refers to ``places`` now (kept for every place, at any time)."""
         for place in places:
-            self.referrers.setdefault(place, set()).add(name)
+            names = self.referrers.get(place)
+            if names is None:
+                names = self.referrers[place] = set()
+                if place.site and not place.old:
+                    self.made_at.setdefault(place.site, set()).add(place)
+            names.add(name)
 
     def hold(self, containers: frozenset[Place], items: frozenset[Place]) -> None:
         """Containers at ``containers`` now hold (also) what is at ``items`` (and, as a

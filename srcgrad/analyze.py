@@ -31,7 +31,7 @@ import ast
 import dataclasses
 import inspect
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,7 +131,7 @@ class Facts:
     def active(self) -> set[str]:
         return self.varied & self.useful
 
-    def witness(self, name: str, preferred: list[str]) -> str:
+    def witness(self, name: str, preferred: Iterable[str]) -> str:
         """A name with provably the same shape as ``name``, from ``preferred`` if any."""
         shape = self.shapes.get(name)
         for candidate in preferred:

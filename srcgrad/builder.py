@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import copy
 import inspect
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from . import runtime
@@ -105,6 +106,30 @@ def add(left: ast.expr, right: ast.expr) -> ast.expr:
     return ast.BinOp(left=left, op=ast.Add(), right=right)
 
 
+class Symbols(Mapping[str, ast.expr]):
+    """What a rule's template names stand for: ``g``, ``ans``, ``np``, ``math`` and the
+    runtime helpers (each helper read as a new name node). Lazy: a table of every
+    helper per rule application made each one cost the number of helpers."""
+
+    def __init__(self, fixed: dict[str, ast.expr], helpers: dict[str, str]) -> None:
+        self.fixed, self.helpers = fixed, helpers
+
+    def __getitem__(self, key: str) -> ast.expr:
+        if key in self.fixed:
+            return self.fixed[key]
+        return name(self.helpers[key])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.fixed or key in self.helpers
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.fixed
+        yield from (h for h in self.helpers if h not in self.fixed)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class Builder:
     """Names in one generated module: array module, helpers, tangents, adjoints."""
 
@@ -142,10 +167,9 @@ class Builder:
             return ast.Constant(0.0)
         return self.xp_call("zeros_like", copy.deepcopy(atom))
 
-    def symbols(self, g: ast.expr, ans: str) -> dict[str, ast.expr]:
-        table: dict[str, ast.expr] = {h: self.helper(h) for h in self.helpers}
-        table.update(g=g, ans=name(ans), np=name(self.xp), math=name(self.math))
-        return table
+    def symbols(self, g: ast.expr, ans: str) -> Symbols:
+        fixed = {"g": g, "ans": name(ans), "np": name(self.xp), "math": name(self.math)}
+        return Symbols(fixed, self.helpers)
 
     def tangent(self, v: str) -> str:
         t = self.namer.tangent(v)
@@ -178,7 +202,7 @@ class Builder:
         """A generated function named after ``base`` (made fresh)."""
         return function_def(self.namer.fresh(base), params, body)
 
-    def with_witnesses(self, expr: ast.expr, preferred: list[str]) -> ast.expr:
+    def with_witnesses(self, expr: ast.expr, preferred: Iterable[str]) -> ast.expr:
         """Read shapes off ``preferred`` names: ``np.full_like(t2, g)`` becomes
         ``np.full_like(x, g)`` when ``t2`` and ``x`` provably have one shape.
 
@@ -200,7 +224,7 @@ class Builder:
                 candidates = preferred
                 if func.endswith("_like"):  # reads the dtype too: only float (active) names
                     carrying = self.facts.active
-                    candidates = [p for p in preferred if p in carrying]
+                    candidates = (p for p in preferred if p in carrying)
                 node.args[slot] = name(self.facts.witness(node.args[slot].id, candidates))
         return expr
 

@@ -440,6 +440,7 @@ def written_in_place(body: list[ast.stmt], params: set[str] = frozenset()) -> se
 
     def find(n: str) -> str:
         while parent.get(n, n) != n:
+            parent[n] = parent.get(parent[n], parent[n])  # (halve the path: near-linear)
             n = parent[n]
         return n
 
@@ -535,41 +536,33 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
     uses = Counter(n for s in _statements(body) for n in own_reads(s))
     changed = False
     for block in list(blocks(body)):
-        # each statement's reads (counted) and writes, in step with the block: a
-        # substitution updates them and the counts above, and the scan goes on (the
-        # other rewrites, rarer, end the pass as before), so a chain of n copies takes
-        # one pass, not n passes of the whole optimizer
-        read = [Counter(reads(s)) for s in block]
-        written = [set(writes(s)) for s in block]
-        i = 0
-        while i < len(block):
+        # one scan of the block: each question about a name (read later? written
+        # between two statements?) is answered from where the name occurs, kept in
+        # step with each rewrite, so the pass costs the size of the block, not its square
+        ix = _BlockIndex(block)
+        for i in range(len(block)):
             stmt = block[i]
-            a = target(stmt)
+            a = target(stmt) if stmt is not None else None
             if a is None or a in params or assigned[a] != 1:
-                i += 1
                 continue
-            if not isinstance(stmt.value, (ast.Name, ast.Constant)):
-                i += 1
-                continue  # (no copy: skip the count of reads below)
-            rest = block[i + 1 :]
-            later_uses = sum(counts[a] for counts in read[i + 1 :])
-            if later_uses != uses[a]:
-                i += 1
-                continue  # read before its definition, or in another block
             value = stmt.value
+            if not isinstance(value, (ast.Name, ast.Constant)):
+                continue
+            if ix.reads_after(a, i) != uses[a]:
+                continue  # read before its definition, or in another block
             if isinstance(value, ast.Name) and uses[a] == 1:
-                back = next((k for k, counts in enumerate(read[i + 1 :]) if counts[a]), None)
+                back = min(p for p in ix.reads_at[a] if p > i)
                 b = value.id
+                later = block[back]
                 if (
-                    back is not None
-                    and target(rest[back]) == b
-                    and isinstance(rest[back].value, ast.Name)
-                    and rest[back].value.id == a
-                    and not any(b in w for w in written[i + 1 : i + 1 + back])
+                    target(later) == b
+                    and isinstance(later.value, ast.Name)
+                    and later.value.id == a
+                    and not ix.written_between(b, i, back)
                 ):
                     # a = b; ...; b = a: a round trip that changes nothing
-                    for j in (i + 1 + back, i):
-                        del block[j], read[j], written[j]
+                    ix.delete(back)
+                    ix.delete(i)
                     uses[a] -= 1
                     uses[b] -= 1
                     assigned[a] -= 1
@@ -578,77 +571,133 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
                     continue
             if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
                 new: ast.expr = value
-            elif isinstance(value, ast.Name) and not any(value.id in w for w in written[i + 1 :]):
+            elif isinstance(value, ast.Name) and not ix.written_between(value.id, i, len(block)):
                 b = value.id
                 # b's one definition (looked for only where it has one), nearest first
                 definition = None
-                if assigned[b] == 1 and uses[b] == 1:
-                    definition = next((k for k in range(i - 1, -1, -1) if b in written[k]), None)
+                if assigned[b] == 1 and uses[b] == 1 and b not in params:
+                    definition = max((p for p in ix.writes_at.get(b, ()) if p < i), default=None)
                     if definition is not None and target(block[definition]) != b:
                         definition = None
                 if (
                     definition is not None
-                    and uses[b] == 1
-                    and assigned[b] == 1
-                    and b not in params
                     and _pure(block[definition].value)
-                    and not any(read[k][a] or a in written[k] for k in range(definition + 1, i))
+                    and not ix.read_between(a, definition, i)
+                    and not ix.written_between(a, definition, i)
                 ):
                     # b was made only to be copied into a: give its definition a's name
-                    block[definition] = ast.Assign(
-                        targets=[ast.Name(id=a, ctx=ast.Store())], value=block[definition].value
+                    ix.replace(
+                        definition,
+                        ast.Assign(
+                            targets=[ast.Name(id=a, ctx=ast.Store())],
+                            value=block[definition].value,
+                        ),
                     )
-                    written[definition] = {a}
-                    del block[i], read[i], written[i]
+                    ix.delete(i)
                     uses[b] = assigned[b] = 0
                     changed = True
-                    continue  # (the statement after a = b is at i now)
+                    continue
                 new = value
-            elif isinstance(value, ast.Name) and (k := _last_equal(rest, a, value.id)) is not None:
+            elif isinstance(value, ast.Name) and (last := _last_equal(ix, i, a, value.id)):
                 # b changes later, but every read of a comes while b still equals a
                 b = value.id
                 replace = _Replace(a, ast.Name(id=b, ctx=ast.Load()))
-                block[i + 1 : i + 2 + k] = [replace.visit(s) for s in rest[: k + 1]]
-                for j in range(i + 1, i + 2 + k):
-                    read[j], written[j] = Counter(reads(block[j])), set(writes(block[j]))
-                del block[i], read[i], written[i]
+                for k in sorted(p for p in ix.reads_at.get(a, ()) if i < p <= last):
+                    block[k] = replace.visit(block[k])
+                    ix.rename_read(k, a, b)
+                ix.delete(i)
                 uses[b] += uses[a] - 1  # (b is read where a was; a = b is gone)
                 uses[a] = 0
                 assigned[a] -= 1
                 changed = True
                 continue
             else:
-                i += 1
                 continue
             replace = _Replace(a, new)
-            for k in range(i + 1, len(block)):  # (only the statements that read a change)
-                if read[k][a]:
-                    block[k] = replace.visit(block[k])
-                    if isinstance(new, ast.Name):
-                        read[k][new.id] += read[k][a]
-                    del read[k][a]
-            del block[i], read[i], written[i]
+            for k in sorted(p for p in ix.reads_at.get(a, ()) if p > i):  # (those reading a)
+                block[k] = replace.visit(block[k])
+                ix.rename_read(k, a, new.id if isinstance(new, ast.Name) else None)
+            ix.delete(i)
             if isinstance(new, ast.Name):  # b is read where a was; a = b is gone
                 uses[new.id] += uses[a] - 1
             uses[a] = 0
             assigned[a] -= 1
             changed = True
+        block[:] = [s for s in block if s is not None]
     return body, changed
 
 
-def _last_equal(rest: list[ast.stmt], a: str, b: str) -> int | None:
-    """After ``a = b``: the index in ``rest`` of the statement that first gives ``b`` a value
-    other than ``a``'s, if every read of ``a`` comes no later than that statement's own
-    right-hand side (``b = a`` keeps them equal)."""
-    for k, s in enumerate(rest):
+class _BlockIndex:
+    """Where each name is read (with counts) and written in one block, by position,
+    kept in step with rewrites. A deleted statement leaves ``None`` (positions stay
+    put; the caller drops the holes at the end)."""
+
+    def __init__(self, block: list[ast.stmt]) -> None:
+        self.block = block
+        self.read: list[Counter] = []
+        self.written: list[set[str]] = []
+        self.reads_at: dict[str, dict[int, int]] = {}
+        self.writes_at: dict[str, set[int]] = {}
+        for k, stmt in enumerate(block):
+            self.read.append(Counter(reads(stmt)))
+            self.written.append(set(writes(stmt)))
+            self._enter(k)
+
+    def _enter(self, k: int) -> None:
+        for n, c in self.read[k].items():
+            self.reads_at.setdefault(n, {})[k] = c
+        for n in self.written[k]:
+            self.writes_at.setdefault(n, set()).add(k)
+
+    def _leave(self, k: int) -> None:
+        for n in self.read[k]:
+            del self.reads_at[n][k]
+        for n in self.written[k]:
+            self.writes_at[n].discard(k)
+
+    def delete(self, k: int) -> None:
+        self._leave(k)
+        self.block[k] = None  # type: ignore[call-overload]
+        self.read[k], self.written[k] = Counter(), set()
+
+    def replace(self, k: int, stmt: ast.stmt) -> None:
+        self._leave(k)
+        self.block[k] = stmt
+        self.read[k], self.written[k] = Counter(reads(stmt)), set(writes(stmt))
+        self._enter(k)
+
+    def rename_read(self, k: int, old: str, new: str | None) -> None:
+        """Statement ``k`` reads ``new`` (or nothing, for a number) where it read ``old``."""
+        count = self.read[k].pop(old)
+        del self.reads_at[old][k]
+        if new is not None:
+            self.read[k][new] += count
+            self.reads_at.setdefault(new, {})[k] = self.read[k][new]
+
+    def reads_after(self, name: str, k: int) -> int:
+        return sum(c for p, c in self.reads_at.get(name, {}).items() if p > k)
+
+    def read_between(self, name: str, lo: int, hi: int) -> bool:
+        return any(lo < p < hi for p in self.reads_at.get(name, ()))
+
+    def written_between(self, name: str, lo: int, hi: int) -> bool:
+        return any(lo < p < hi for p in self.writes_at.get(name, ()))
+
+
+def _last_equal(ix: _BlockIndex, i: int, a: str, b: str) -> int | None:
+    """After ``a = b`` at ``i``: the position of the statement that first gives ``b`` a
+    value other than ``a``'s, if every read of ``a`` comes no later than that statement's
+    own right-hand side (``b = a`` keeps them equal)."""
+    changes = ix.writes_at.get(a, set()) | ix.writes_at.get(b, set())
+    for p in sorted(q for q in changes if q > i):
+        s = ix.block[p]
         if isinstance(s, ast.Assign) and target(s) == b:
             if isinstance(s.value, ast.Name) and s.value.id == a:
                 continue  # b = a: still equal
-            if any(a in reads(t) for t in rest[k + 1 :]) or a in writes(s):
+            if ix.reads_after(a, p) or a in ix.written[p]:
                 return None
-            return k
-        if b in writes(s) or a in writes(s):
-            return None  # a compound statement, or a written again
+            return p
+        return None  # a compound statement, or a written again
     return None
 
 

@@ -43,11 +43,12 @@ import ast
 import copy
 import dataclasses
 from collections import Counter
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
 from .analyze import Facts, assigned_name, check_mode, is_setitem, walk_block
-from .astwalk import loaded
+from .astwalk import loaded, nodes
 from .builder import Builder, add, assign, comment, marker, name
 from .errors import UnsupportedSyntaxError
 from .forward import call_signature
@@ -129,18 +130,26 @@ def _index_value(index: ast.expr) -> ast.expr:
     return copy.deepcopy(index)
 
 
-def _without_shape_reads(stmt: ast.AST, builder: Builder) -> ast.AST:
-    """``stmt`` with the shape argument of each ``unbroadcast`` call left out."""
-    stmt = copy.deepcopy(stmt)
+def _loads_but_shapes(trees: list[ast.AST], builder: Builder) -> set[str]:
+    """The names ``trees`` read, leaving out the shape argument of each ``unbroadcast``
+    call (a shape is recomputed where its name is not kept: see _resolve_shape_reads)."""
     helper = builder.helpers["unbroadcast"]
-    for node in ast.walk(stmt):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == helper
-        ):
-            node.args = node.args[:1]
-    return stmt
+    out: set[str] = set()
+    for tree in trees:
+        found = nodes(tree)
+        shapes = {
+            id(inner)
+            for n in found
+            if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == helper
+            for a in n.args[1:]
+            for inner in nodes(a)
+        }
+        out.update(
+            n.id
+            for n in found
+            if type(n) is ast.Name and type(n.ctx) is ast.Load and id(n) not in shapes
+        )
+    return out
 
 
 def _flatten(block: list[ast.stmt]) -> list[ast.AST]:
@@ -244,7 +253,7 @@ class _Reverse:
             self.uniform: dict[str, ast.expr] = {}  # see _uniform_contributions
             adjoint, _ = self._adjoint(self.core, self.norm.tree.body, 0)
             reads = [s for s in _flatten(adjoint) if not _is_zeroing(s)]
-            needed = _loads([_without_shape_reads(s, self.builder) for s in reads]) | self.needed
+            needed = _loads_but_shapes(reads, self.builder) | self.needed
             self.needed = needed
             self._resolve_shape_reads()
             pushed = self._pushes()
@@ -449,6 +458,7 @@ class _Reverse:
         preset: set[str] = set()
 
         def walk(block: list[ast.stmt], maybe: set[str], sure: set[str]) -> tuple[set, set]:
+            maybe, sure = set(maybe), set(sure)  # (the caller's stay as they are)
             for stmt in block:
                 if isinstance(stmt, ast.Assign):
                     v = assigned_name(stmt)
@@ -461,8 +471,8 @@ class _Reverse:
                         pushed.add(id(stmt))
                         if v not in sure:
                             preset.add(v)
-                    maybe = maybe | {v}
-                    sure = sure | {v}
+                    maybe.add(v)
+                    sure.add(v)
                 elif isinstance(stmt, ast.If):
                     m1, s1 = walk(stmt.body, maybe, sure)
                     m2, s2 = walk(stmt.orelse, maybe, sure)
@@ -1202,7 +1212,7 @@ class _Reverse:
             return unique[0]
         return self.builder.xp_call("broadcast_shapes", *unique)
 
-    def _witnesses(self, stmt: ast.Assign) -> list[str]:
+    def _witnesses(self, stmt: ast.Assign) -> Iterable[str]:
         """Names whose shape may stand in for another's at ``stmt``: their value
         when its adjoint runs is the value they had when it ran."""
         if self._witness_facts is None:
@@ -1221,8 +1231,7 @@ class _Reverse:
             self._in_loop_witnesses = [n for n, _, once in table if once]
         if self.depth[id(stmt)] > 0:
             return self._in_loop_witnesses
-        position = self.position[id(stmt)]
-        return [n for n, last, _ in self._witness_facts if last < position]
+        return _DefinedBefore(self._witness_facts, self.position[id(stmt)])
 
     # -- the function --------------------------------------------------------------------------
     def function(self, kind: str) -> ast.FunctionDef:
@@ -1290,3 +1299,16 @@ class _Reverse:
         body.append(ast.Return(value=result))
         extra = [seed_name] if kind in ("vjp", "split") else []
         return builder.function(f"{kind}_{norm.tree.name}", self.params + extra, body)
+
+
+class _DefinedBefore:
+    """The witness names defined before a position, produced as they are read (a
+    witness is looked for only where a shape-only call needs one, and the first that
+    fits ends the search: a list per statement made the pass quadratic)."""
+
+    def __init__(self, table: list[tuple[str, int, bool]], position: int) -> None:
+        self.table, self.position = table, position
+
+    def __iter__(self) -> Iterator[str]:
+        position = self.position
+        return (n for n, last, _ in self.table if last < position)

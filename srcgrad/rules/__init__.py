@@ -28,7 +28,8 @@ from __future__ import annotations
 import ast
 import copy
 import functools
-from collections.abc import Callable
+from collections import ChainMap
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +57,7 @@ class Context:
     index: ast.expr | None = None  # the index of a subscript
     rule_key: Any = None  # the registry key the rule was found under
     param: str = ""  # the parameter a template is being instantiated for
-    symbols: dict[str, ast.expr] = field(default_factory=dict)  # g, ans, np, helpers
+    symbols: Mapping[str, ast.expr] = field(default_factory=dict)  # g, ans, np, helpers
 
     def static(self, name: str) -> Any:
         """The value of argument ``name`` if it is a literal constant."""
@@ -178,7 +179,7 @@ def _parse_template(text: str) -> ast.expr:
 
 
 class _Substitute(ast.NodeTransformer):
-    def __init__(self, mapping: dict[str, ast.expr]) -> None:
+    def __init__(self, mapping: Mapping[str, ast.expr]) -> None:
         self.mapping = mapping
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
@@ -199,7 +200,7 @@ def instantiate(template: Any, ctx: Context) -> ast.expr:
     if isinstance(result, ast.expr):
         return result
     tree = copy.deepcopy(_parse_template(result))
-    return _Substitute({**ctx.args, **ctx.symbols}).visit(tree)
+    return _Substitute(ChainMap(ctx.symbols, ctx.args)).visit(tree)
 
 
 def primal_with(ctx: Context, param: str, replacement: ast.expr) -> ast.expr:

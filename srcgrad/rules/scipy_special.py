@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from collections import ChainMap
 
 from . import Context, NotStatic, Rule, instantiate, register
 from .numpy_rules import _max_rank
@@ -166,7 +167,7 @@ def _polygamma_derivative(ctx: Context) -> ast.expr:
     """``g * polygamma(n + 1, x)``, calling polygamma as the user's code names it (so the
     generated module has it imported), in float64 like SciPy's polygamma itself."""
     order = f"{ctx.static('n') + 1}" if ctx.is_static("n") else "n + 1"
-    symbols = {**ctx.symbols, "polygamma": ctx.node.func}
+    symbols = ChainMap({"polygamma": ctx.node.func}, ctx.symbols)
     return instantiate(f"g * polygamma({order}, x)", dataclasses.replace(ctx, symbols=symbols))
 
 
