@@ -128,8 +128,15 @@ class Facts:
     floats: set[str] = field(default_factory=set)
 
     @property
-    def active(self) -> set[str]:
-        return self.varied & self.useful
+    def active(self) -> frozenset[str]:
+        """``varied & useful`` (kept while neither set changes: the analysis only grows
+        them, and the transforms ask once per operand)."""
+        varied, useful = self.varied, self.useful
+        key = (id(varied), len(varied), id(useful), len(useful))
+        cached = self.__dict__.get("_active")
+        if cached is None or cached[0] != key:
+            cached = self.__dict__["_active"] = (key, frozenset(varied & useful))
+        return cached[1]
 
     def witness(self, name: str, preferred: Iterable[str]) -> str:
         """A name with provably the same shape as ``name``, from ``preferred`` if any."""

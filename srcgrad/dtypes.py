@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import itertools
 import weakref
 from typing import Any
 
@@ -211,7 +212,37 @@ def _definition_kind(
         return UNKNOWN
     if FLOAT in operands:  # numpy promotes: a float operand gives a float result
         return FLOAT
+    if operands and all(k == INTEGER for k in operands) and _float_valued(callee):
+        return FLOAT  # np.tanh of an integer array is a float array
     return None if None in operands else UNKNOWN
+
+
+def _float_valued(callee: Any) -> bool:
+    """Whether ``callee`` is a numpy ufunc that gives floats for integer and bool operands
+    of every width (``np.tanh``, ``np.sqrt``, ``np.divide``; not ``np.negative``, whose
+    result keeps an integer dtype), asked of numpy's own loop resolution."""
+    if not isinstance(callee, np.ufunc):
+        return False
+    known = _FLOAT_VALUED.get(callee.__name__)
+    if known is None:
+        known = _FLOAT_VALUED[callee.__name__] = _resolves_to_floats(callee)
+    return known
+
+
+#: per ufunc name, whether it is float-valued (see _float_valued)
+_FLOAT_VALUED: dict[str, bool] = {}
+_INTEGER_DTYPES = [np.dtype(t) for t in (bool, np.int8, np.uint8, np.int32, np.int64, np.uint64)]
+
+
+def _resolves_to_floats(ufunc: np.ufunc) -> bool:
+    try:
+        for given in itertools.product(_INTEGER_DTYPES, repeat=ufunc.nin):
+            out = ufunc.resolve_dtypes((*given, *(None,) * ufunc.nout))[ufunc.nin :]
+            if not all(d.kind == "f" for d in out):
+                return False
+    except (TypeError, ValueError, AttributeError):  # (no loop; numpy before 1.24)
+        return False
+    return True
 
 
 #: per user function (held weakly), the kind it returns for each set of float parameters

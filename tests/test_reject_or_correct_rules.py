@@ -334,6 +334,12 @@ def write_into_helper_result(x):
     return np.sum(y * x)
 
 
+def write_into_abs_of_int(x):
+    y = np.abs(np.arange(3))  # (an integer array still: abs keeps the dtype)
+    y[0] = x[0]
+    return np.sum(y * x)
+
+
 def add_in_place_to_int(x):
     a = np.asarray(x * 2.0, dtype=int)
     a -= 0.5 * (a - np.tanh(x))
@@ -352,6 +358,7 @@ def add_in_place_to_int(x):
         (write_into_like_of_int_argument, (X, np.arange(3)), "zeros_like(idx)", "y[0] ="),
         (write_into_copy_of_argument, (X, np.arange(3)), "cannot tell its dtype", "y[0] ="),
         (write_into_helper_result, (X,), "is an integer or bool array", "y[0] ="),
+        (write_into_abs_of_int, (X,), "cannot tell its dtype", "y[0] ="),
         (add_in_place_to_int, (X,), "numpy refuses to write floats", "a -="),
     ],
     ids=lambda v: getattr(v, "__name__", None),
@@ -384,7 +391,9 @@ def into_float_buffers(x, b):
     for k in range(3):  # a loop-carried float
         h = 0.5 * h + x
         h[k] = x[k] * 2.0
-    return total + np.sum(z * x) + np.sum(w * x) + np.sum(v * x) + np.sum(h)
+    u = np.tanh(np.asarray(x * 3.0, dtype=int))  # a float function of an integer array
+    u[1] = x[1] * x[0]
+    return total + np.sum(z * x) + np.sum(w * x) + np.sum(v * x) + np.sum(h) + np.sum(u * x)
 
 
 def test_writes_into_float_arrays_are_differentiated():
