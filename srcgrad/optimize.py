@@ -33,6 +33,7 @@ import bisect
 import copy
 import math
 import operator
+import threading
 from collections import Counter
 from collections.abc import Iterator
 
@@ -55,6 +56,20 @@ def optimize(
     Names in ``keep`` (the user's variables) are never substituted away. ``helpers``:
     the names the code calls srcgrad's runtime helpers by; ``xp``: the array module's.
     """
+    _local.memo = {}
+    try:
+        return _optimize(func, temporaries, keep, helpers, xp)
+    finally:
+        _local.memo = None
+
+
+def _optimize(
+    func: ast.FunctionDef,
+    temporaries: set[str],
+    keep: set[str],
+    helpers: dict[str, str] | None,
+    xp: str | None,
+) -> ast.FunctionDef:
     params = {a.arg for a in func.args.args} | set(keep)
     body = list(func.body)
     arguments = {a.arg for a in func.args.args}
@@ -209,9 +224,56 @@ def _as_index(value: ast.expr) -> ast.expr:
 # -- helpers -----------------------------------------------------------------------------
 def reads(node: ast.AST) -> list[str]:
     """Names a statement (with its nested blocks) or expression reads."""
+    memo = getattr(_local, "memo", None)
+    if memo is not None and isinstance(node, ast.stmt):
+        return list(_summary(node, memo)[0])
+    return _reads(node)
+
+
+def _reads(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Assign):  # the target's index (and written array) count too
         node = ast.Tuple(elts=[node.value, *node.targets], ctx=ast.Load())
     return loaded(node)
+
+
+#: while :func:`optimize` runs, in ``_local.memo``: each simple statement's reads and
+#: writes by id, with the statement itself (so that no other statement takes its id).
+#: The passes ask for them tens of times per statement; one that changes a statement in
+#: place forgets it (:func:`_forget`). A compound statement's come from its blocks'.
+_local = threading.local()
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.Pass)
+
+
+def _summary(stmt: ast.stmt, memo: dict) -> tuple[list[str], list[str]]:
+    hit = memo.get(id(stmt))
+    if hit is not None and hit[0] is stmt:
+        return hit[1], hit[2]
+    if isinstance(stmt, _SIMPLE):
+        found = _reads(stmt), stored(stmt)
+        memo[id(stmt)] = (stmt, *found)
+        return found
+    if isinstance(stmt, (ast.If, ast.For, ast.While)):
+        head = [stmt.target, stmt.iter] if isinstance(stmt, ast.For) else [stmt.test]
+        read = [n for h in head for n in loaded(h)]
+        written = [n for h in head for n in stored(h)]
+        for inner in (*stmt.body, *stmt.orelse):
+            r, w = _summary(inner, memo)
+            read += r
+            written += w
+        return read, written
+    return _reads(stmt), stored(stmt)
+
+
+def _forget(stmt: ast.stmt) -> None:
+    """``stmt`` (and any statement in its blocks) changed in place."""
+    memo = getattr(_local, "memo", None)
+    if memo is not None:
+        if isinstance(stmt, _SIMPLE):
+            memo.pop(id(stmt), None)
+            return
+        for n in nodes(stmt):
+            if isinstance(n, ast.stmt):
+                memo.pop(id(n), None)
 
 
 def own_reads(stmt: ast.stmt) -> list[str]:
@@ -225,6 +287,9 @@ def own_reads(stmt: ast.stmt) -> list[str]:
 
 def writes(node: ast.AST) -> list[str]:
     """Names a statement (with its nested blocks) assigns."""
+    memo = getattr(_local, "memo", None)
+    if memo is not None and isinstance(node, ast.stmt):
+        return list(_summary(node, memo)[1])
     return stored(node)
 
 
@@ -603,6 +668,7 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
                 b = value.id
                 replace = _Replace(a, ast.Name(id=b, ctx=ast.Load()))
                 for k in sorted(p for p in ix.reads_at.get(a, ()) if i < p <= last):
+                    _forget(block[k])
                     block[k] = replace.visit(block[k])
                     ix.rename_read(k, a, b)
                 ix.delete(i)
@@ -615,6 +681,7 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
                 continue
             replace = _Replace(a, new)
             for k in sorted(p for p in ix.reads_at.get(a, ()) if p > i):  # (those reading a)
+                _forget(block[k])
                 block[k] = replace.visit(block[k])
                 ix.rename_read(k, a, new.id if isinstance(new, ast.Name) else None)
             ix.delete(i)
@@ -912,6 +979,8 @@ def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bo
             before = copy.deepcopy(stmt) if mutated else None
             simplifier.changed = False
             new = simplifier.visit(stmt)
+            if simplifier.changed:
+                _forget(stmt)
             if before is not None and simplifier.changed:
                 gained = _stmt_shares(new) - _stmt_shares(before)
                 if gained and (target(stmt) in mutated | hazards or gained & hazards):
@@ -1008,6 +1077,7 @@ def reuse_computed_values(
 
     for k, stmt in enumerate(body):
         if known:
+            _forget(stmt)
             body[k] = stmt = Reuse().visit(stmt)
         v = target(stmt)
         if v is None or stores[v] != 1:
