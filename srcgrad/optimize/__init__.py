@@ -1,0 +1,130 @@
+"""Stage 5, optimize: passes that make generated code as short as a careful
+person's, without changing what it computes.
+
+In and out: a generated ``ast.FunctionDef`` (straight-line code, ifs and loops).
+Each pass is a function ``body -> (body, changed)``; :func:`optimize` runs
+them to a fixed point:
+
+- :func:`fold_first_accumulation`: ``v = zeros_like(x) ... v = v + c``
+  becomes ``v = c`` (nothing reads ``v`` in between);
+- :func:`propagate_copies`: ``a = b`` or ``a = 1.0`` is substituted into
+  the later uses of ``a``, or renames the single definition of ``b``;
+- :func:`double_repeated_terms`: ``v = e; v = v + e`` is ``v = e * 2``;
+- :func:`subtract_negated_start`: ``v = -a; v = v + b`` is ``v = b - a``;
+- :func:`reuse_computed_values`: ``np.cos(x)`` in an adjoint is ``c`` where the primal
+  has ``c = np.cos(x)`` and neither name is given another value;
+- :func:`simplify`: ``g * 1.0 is ``g``, ``-(-g)`` is ``g``, ``2 - 1`` is
+  ``1``, ``x ** 1`` is ``x``, ``a + -b`` is ``a - b``; in a chain of products the
+  powers of two and signs merge into one constant (``g / (2 * u) * 2`` is ``g / u``);
+  never where the fold would make a value share memory with an array the code later
+  writes into in place (:func:`written_in_place`);
+- :func:`eliminate_dead_code`: assignments nobody reads, and comments whose
+  block became empty, go;
+- :func:`inline_temporaries` (last, once): a temporary read once is written
+  into the expression that reads it, where the line stays short, so the
+  primal reads like the user's code again: ``t1 = x @ w; t2 = np.exp(-t1)``
+  becomes ``t2 = np.exp(-(x @ w))``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .copies import propagate_copies
+from .dataflow import (
+    _local,
+    blocks,
+    own_reads,
+    own_writes,
+    reads,
+    shares,
+    target,
+    writes,
+    written_in_place,
+)
+from .dead_code import eliminate_dead_code
+from .fold_first import fold_first_accumulation
+from .folding import simplify
+from .in_place import accumulate_in_place
+from .inlining import LINE_LIMIT, inline_temporaries
+from .negated_start import subtract_negated_start
+from .repeated_terms import double_repeated_terms
+from .reuse import reuse_computed_values
+from .self_assignments import drop_self_assignments
+
+__all__ = [
+    "optimize",
+    "LINE_LIMIT",
+    "accumulate_in_place",
+    "blocks",
+    "double_repeated_terms",
+    "drop_self_assignments",
+    "eliminate_dead_code",
+    "fold_first_accumulation",
+    "inline_temporaries",
+    "own_reads",
+    "own_writes",
+    "propagate_copies",
+    "reads",
+    "reuse_computed_values",
+    "shares",
+    "simplify",
+    "subtract_negated_start",
+    "target",
+    "writes",
+    "written_in_place",
+]
+
+
+def optimize(
+    func: ast.FunctionDef,
+    temporaries: set[str] = frozenset(),
+    keep: set[str] = frozenset(),
+    helpers: dict[str, str] | None = None,
+    xp: str | None = None,
+) -> ast.FunctionDef:
+    """Run every pass until none changes anything, then inline ``temporaries``.
+
+    Names in ``keep`` (the user's variables) are never substituted away. ``helpers``:
+    the names the code calls srcgrad's runtime helpers by; ``xp``: the array module's.
+    """
+    _local.memo = {}
+    try:
+        return _optimize(func, temporaries, keep, helpers, xp)
+    finally:
+        _local.memo = None
+
+
+def _optimize(
+    func: ast.FunctionDef,
+    temporaries: set[str],
+    keep: set[str],
+    helpers: dict[str, str] | None,
+    xp: str | None,
+) -> ast.FunctionDef:
+    params = {a.arg for a in func.args.args} | set(keep)
+    body = list(func.body)
+    arguments = {a.arg for a in func.args.args}
+    for _ in range(100):
+        changed = False
+        for step in (
+            fold_first_accumulation,
+            propagate_copies,
+            double_repeated_terms,
+            subtract_negated_start,
+            lambda b, p: reuse_computed_values(b, arguments, xp),
+            drop_self_assignments,
+            simplify,
+            eliminate_dead_code,
+        ):
+            body, did = step(body, params)
+            changed = changed or did
+        if not changed:
+            break
+    body = inline_temporaries(body, set(temporaries), params)
+    body, _ = simplify(body, params)
+    body, _ = subtract_negated_start(body, params)  # (inlining makes more of them)
+    if helpers is not None:
+        body = accumulate_in_place(body, params, helpers)
+    func.body = body
+    return func

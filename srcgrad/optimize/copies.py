@@ -1,0 +1,202 @@
+"""Pass: copies ``a = b`` and ``a = <number>`` substituted away."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+from .dataflow import (
+    _forget,
+    _pure,
+    _Replace,
+    _statements,
+    blocks,
+    own_reads,
+    own_writes,
+    reads,
+    target,
+    writes,
+)
+
+
+def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+    """Remove ``a = b`` and ``a = <number>`` by substitution or renaming.
+
+    Before::                 After::
+
+        y_bar = 1.0              x_bar = 2.0 * np.cos(x)
+        t_bar = y_bar
+        x_bar = 2.0 * t_bar * np.cos(x)
+
+    Only where ``a`` has this one definition and every read of it follows in
+    the same block, and ``b`` does not change before those reads.
+    """
+    assigned = Counter(n for s in _statements(body) for n in own_writes(s))
+    uses = Counter(n for s in _statements(body) for n in own_reads(s))
+    changed = False
+    for block in list(blocks(body)):
+        # one scan of the block: each question about a name (read later? written
+        # between two statements?) is answered from where the name occurs, kept in
+        # step with each rewrite, so the pass costs the size of the block, not its square
+        ix = _BlockIndex(block)
+        for i in range(len(block)):
+            stmt = block[i]
+            a = target(stmt) if stmt is not None else None
+            if a is None or a in params or assigned[a] != 1:
+                continue
+            value = stmt.value
+            if not isinstance(value, (ast.Name, ast.Constant)):
+                continue
+            if ix.reads_after(a, i) != uses[a]:
+                continue  # read before its definition, or in another block
+            if isinstance(value, ast.Name) and uses[a] == 1:
+                back = min(p for p in ix.reads_at[a] if p > i)
+                b = value.id
+                later = block[back]
+                if (
+                    target(later) == b
+                    and isinstance(later.value, ast.Name)
+                    and later.value.id == a
+                    and not ix.written_between(b, i, back)
+                ):
+                    # a = b; ...; b = a: a round trip that changes nothing
+                    ix.delete(back)
+                    ix.delete(i)
+                    uses[a] -= 1
+                    uses[b] -= 1
+                    assigned[a] -= 1
+                    assigned[b] -= 1
+                    changed = True
+                    continue
+            if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
+                new: ast.expr = value
+            elif isinstance(value, ast.Name) and not ix.written_between(value.id, i, len(block)):
+                b = value.id
+                # b's one definition (looked for only where it has one), nearest first
+                definition = None
+                if assigned[b] == 1 and uses[b] == 1 and b not in params:
+                    definition = max((p for p in ix.writes_at.get(b, ()) if p < i), default=None)
+                    if definition is not None and target(block[definition]) != b:
+                        definition = None
+                if (
+                    definition is not None
+                    and _pure(block[definition].value)
+                    and not ix.read_between(a, definition, i)
+                    and not ix.written_between(a, definition, i)
+                ):
+                    # b was made only to be copied into a: give its definition a's name
+                    ix.replace(
+                        definition,
+                        ast.Assign(
+                            targets=[ast.Name(id=a, ctx=ast.Store())],
+                            value=block[definition].value,
+                        ),
+                    )
+                    ix.delete(i)
+                    uses[b] = assigned[b] = 0
+                    changed = True
+                    continue
+                new = value
+            elif isinstance(value, ast.Name) and (last := _last_equal(ix, i, a, value.id)):
+                # b changes later, but every read of a comes while b still equals a
+                b = value.id
+                replace = _Replace(a, ast.Name(id=b, ctx=ast.Load()))
+                for k in sorted(p for p in ix.reads_at.get(a, ()) if i < p <= last):
+                    _forget(block[k])
+                    block[k] = replace.visit(block[k])
+                    ix.rename_read(k, a, b)
+                ix.delete(i)
+                uses[b] += uses[a] - 1  # (b is read where a was; a = b is gone)
+                uses[a] = 0
+                assigned[a] -= 1
+                changed = True
+                continue
+            else:
+                continue
+            replace = _Replace(a, new)
+            for k in sorted(p for p in ix.reads_at.get(a, ()) if p > i):  # (those reading a)
+                _forget(block[k])
+                block[k] = replace.visit(block[k])
+                ix.rename_read(k, a, new.id if isinstance(new, ast.Name) else None)
+            ix.delete(i)
+            if isinstance(new, ast.Name):  # b is read where a was; a = b is gone
+                uses[new.id] += uses[a] - 1
+            uses[a] = 0
+            assigned[a] -= 1
+            changed = True
+        block[:] = [s for s in block if s is not None]
+    return body, changed
+
+
+class _BlockIndex:
+    """Where each name is read (with counts) and written in one block, by position,
+    kept in step with rewrites. A deleted statement leaves ``None`` (positions stay
+    put; the caller drops the holes at the end)."""
+
+    def __init__(self, block: list[ast.stmt]) -> None:
+        self.block = block
+        self.read: list[Counter] = []
+        self.written: list[set[str]] = []
+        self.reads_at: dict[str, dict[int, int]] = {}
+        self.writes_at: dict[str, set[int]] = {}
+        for k, stmt in enumerate(block):
+            self.read.append(Counter(reads(stmt)))
+            self.written.append(set(writes(stmt)))
+            self._enter(k)
+
+    def _enter(self, k: int) -> None:
+        for n, c in self.read[k].items():
+            self.reads_at.setdefault(n, {})[k] = c
+        for n in self.written[k]:
+            self.writes_at.setdefault(n, set()).add(k)
+
+    def _leave(self, k: int) -> None:
+        for n in self.read[k]:
+            del self.reads_at[n][k]
+        for n in self.written[k]:
+            self.writes_at[n].discard(k)
+
+    def delete(self, k: int) -> None:
+        self._leave(k)
+        self.block[k] = None  # type: ignore[call-overload]
+        self.read[k], self.written[k] = Counter(), set()
+
+    def replace(self, k: int, stmt: ast.stmt) -> None:
+        self._leave(k)
+        self.block[k] = stmt
+        self.read[k], self.written[k] = Counter(reads(stmt)), set(writes(stmt))
+        self._enter(k)
+
+    def rename_read(self, k: int, old: str, new: str | None) -> None:
+        """Statement ``k`` reads ``new`` (or nothing, for a number) where it read ``old``."""
+        count = self.read[k].pop(old)
+        del self.reads_at[old][k]
+        if new is not None:
+            self.read[k][new] += count
+            self.reads_at.setdefault(new, {})[k] = self.read[k][new]
+
+    def reads_after(self, name: str, k: int) -> int:
+        return sum(c for p, c in self.reads_at.get(name, {}).items() if p > k)
+
+    def read_between(self, name: str, lo: int, hi: int) -> bool:
+        return any(lo < p < hi for p in self.reads_at.get(name, ()))
+
+    def written_between(self, name: str, lo: int, hi: int) -> bool:
+        return any(lo < p < hi for p in self.writes_at.get(name, ()))
+
+
+def _last_equal(ix: _BlockIndex, i: int, a: str, b: str) -> int | None:
+    """After ``a = b`` at ``i``: the position of the statement that first gives ``b`` a
+    value other than ``a``'s, if every read of ``a`` comes no later than that statement's
+    own right-hand side (``b = a`` keeps them equal)."""
+    changes = ix.writes_at.get(a, set()) | ix.writes_at.get(b, set())
+    for p in sorted(q for q in changes if q > i):
+        s = ix.block[p]
+        if isinstance(s, ast.Assign) and target(s) == b:
+            if isinstance(s.value, ast.Name) and s.value.id == a:
+                continue  # b = a: still equal
+            if ix.reads_after(a, p) or a in ix.written[p]:
+                return None
+            return p
+        return None  # a compound statement, or a written again
+    return None

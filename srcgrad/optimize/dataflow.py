@@ -1,0 +1,300 @@
+"""What the passes ask of statements: the names each reads and writes (kept while
+the optimizer runs), blocks, purity, and which arrays may be written into in place."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import threading
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..analyze import is_append
+from ..astwalk import loaded, nodes, stored
+from ..builder import is_comment
+
+
+def reads(node: ast.AST) -> list[str]:
+    """Names a statement (with its nested blocks) or expression reads."""
+    memo = getattr(_local, "memo", None)
+    if memo is not None and isinstance(node, ast.stmt):
+        return list(_summary(node, memo)[0])
+    return _reads(node)
+
+
+def _reads(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Assign):  # the target's index (and written array) count too
+        node = ast.Tuple(elts=[node.value, *node.targets], ctx=ast.Load())
+    return loaded(node)
+
+
+#: while :func:`optimize` runs, in ``_local.memo``: each simple statement's reads and
+#: writes by id, with the statement itself (so that no other statement takes its id).
+#: The passes ask for them tens of times per statement; one that changes a statement in
+#: place forgets it (:func:`_forget`). A compound statement's come from its blocks'.
+_local = threading.local()
+
+
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.Pass)
+
+
+def _summary(stmt: ast.stmt, memo: dict) -> tuple[list[str], list[str]]:
+    hit = memo.get(id(stmt))
+    if hit is not None and hit[0] is stmt:
+        return hit[1], hit[2]
+    if isinstance(stmt, _SIMPLE):
+        found = _reads(stmt), stored(stmt)
+        memo[id(stmt)] = (stmt, *found)
+        return found
+    if isinstance(stmt, (ast.If, ast.For, ast.While)):
+        head = [stmt.target, stmt.iter] if isinstance(stmt, ast.For) else [stmt.test]
+        read = [n for h in head for n in loaded(h)]
+        written = [n for h in head for n in stored(h)]
+        for inner in (*stmt.body, *stmt.orelse):
+            r, w = _summary(inner, memo)
+            read += r
+            written += w
+        return read, written
+    return _reads(stmt), stored(stmt)
+
+
+def _forget(stmt: ast.stmt) -> None:
+    """``stmt`` (and any statement in its blocks) changed in place."""
+    memo = getattr(_local, "memo", None)
+    if memo is not None:
+        if isinstance(stmt, _SIMPLE):
+            memo.pop(id(stmt), None)
+            return
+        for n in nodes(stmt):
+            if isinstance(n, ast.stmt):
+                memo.pop(id(n), None)
+
+
+def own_reads(stmt: ast.stmt) -> list[str]:
+    """Names a statement reads itself, not in its nested blocks."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return reads(stmt.test)
+    if isinstance(stmt, ast.For):
+        return reads(stmt.iter)
+    return reads(stmt)
+
+
+def writes(node: ast.AST) -> list[str]:
+    """Names a statement (with its nested blocks) assigns."""
+    memo = getattr(_local, "memo", None)
+    if memo is not None and isinstance(node, ast.stmt):
+        return list(_summary(node, memo)[1])
+    return stored(node)
+
+
+def own_writes(stmt: ast.stmt) -> list[str]:
+    """Names a statement assigns itself, not in its nested blocks."""
+    if isinstance(stmt, ast.For):
+        return writes(stmt.target)
+    if isinstance(stmt, (ast.If, ast.While)):
+        return []
+    return writes(stmt)
+
+
+def target(stmt: ast.stmt) -> str | None:
+    if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    return None
+
+
+def blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    """``body`` and every block nested in it (if branches, loop bodies)."""
+    yield body
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            yield from blocks(stmt.body)
+            yield from blocks(stmt.orelse)
+        elif isinstance(stmt, (ast.For, ast.While)):
+            yield from blocks(stmt.body)
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for block in blocks(body):
+        yield from block
+
+
+def _pure(value: ast.expr) -> bool:
+    """Whether evaluating ``value`` has no effect but its result (a tape pop has)."""
+    return not any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "pop"
+        for n in nodes(value)
+    )
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, old: str, new: ast.expr) -> None:
+        self.old, self.new = old, new
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id == self.old and isinstance(node.ctx, ast.Load):
+            return copy.deepcopy(self.new)
+        return node
+
+
+def _is_zeros_like(value: ast.expr) -> bool:
+    """``np.zeros_like(x)``, ``zeros_seq(xs)``, ``zero_adjoint(x)`` or ``0.0``: an
+    adjoint's zero start."""
+    if isinstance(value, ast.Constant) and type(value.value) is float and value.value == 0.0:
+        return True
+    if not isinstance(value, ast.Call) or len(value.args) != 1 or value.keywords:
+        return False
+    func = value.func
+    return (isinstance(func, ast.Attribute) and func.attr == "zeros_like") or (
+        isinstance(func, ast.Name) and func.id.startswith(("zeros_seq", "zero_adjoint"))
+    )
+
+
+def _accumulated(v: str, value: ast.expr) -> ast.expr | None:
+    """``c`` if ``value`` is ``v + c`` or ``add_seq(v, c)`` (``c`` not reading ``v``)."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        left, right = value.left, value.right
+    elif (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id.startswith("add_seq")
+        and len(value.args) == 2
+    ):
+        left, right = value.args
+    else:
+        return None
+    if isinstance(left, ast.Name) and left.id == v and v not in reads(right):
+        return right
+    return None
+
+
+def _written_into(stmt: ast.stmt) -> set[str]:
+    """Names whose arrays ``stmt`` (with its nested blocks) changes in place: ``y[i] = v``,
+    ``y[i] += v``, ``y += v``."""
+    out = set()
+    for node in nodes(stmt):
+        where = node.target if isinstance(node, ast.AugAssign) else None
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            where = node
+        while isinstance(where, ast.Subscript):
+            where = where.value
+        if isinstance(where, ast.Name):
+            out.add(where.id)
+    return out
+
+
+#: array attributes that are values of their own, not views of the array
+_VALUE_ATTRIBUTES = frozenset("shape size ndim dtype itemsize nbytes".split())
+
+
+#: array functions and methods (besides ufuncs) whose result is always a new array
+_NEW_ARRAYS = frozenset(
+    "array copy zeros_like ones_like full_like empty_like zeros ones full empty arange "
+    "sum mean prod std var max min amax amin cumsum cumprod dot matmul outer inner "
+    "tensordot where clip concatenate stack hstack vstack tile repeat sort".split()
+)
+
+
+def shares(value: ast.expr) -> set[str]:
+    """Names whose arrays the value of ``value`` may be, or be a view of: a name, an
+    attribute (``.T``) or index of one, a call that may return an argument or a view of
+    one (``unbroadcast(g, x)`` returns ``g`` where the shapes agree, ``np.reshape``);
+    arithmetic, ufuncs and the functions of ``_NEW_ARRAYS`` make new arrays."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, ast.Attribute):
+        return set() if value.attr in _VALUE_ATTRIBUTES else shares(value.value)
+    if isinstance(value, ast.Subscript):
+        return shares(value.value)
+    if isinstance(value, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare)):
+        return set()
+    if isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Attribute) and (
+            func.attr in _NEW_ARRAYS or isinstance(getattr(np, func.attr, None), np.ufunc)
+        ):
+            return set()
+        out = shares(func.value) if isinstance(func, ast.Attribute) else set()
+        for arg in [*value.args, *(k.value for k in value.keywords)]:
+            out |= shares(arg)
+        return out
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return set().union(*(shares(e) for e in value.elts))
+    return set(reads(value))
+
+
+def _stmt_shares(stmt: ast.stmt) -> set[str]:
+    """Names whose arrays the value a statement stores, pushes or returns may share."""
+    value = getattr(stmt, "value", None)
+    if is_append(stmt):
+        return set().union(*(shares(a) for a in value.args))
+    if isinstance(stmt, (ast.Assign, ast.Return)) and value is not None:
+        return shares(value)
+    return set()
+
+
+def written_in_place(body: list[ast.stmt], params: set[str] = frozenset()) -> set[str]:
+    """Names whose arrays may be written into in place (``y[i] = v``, ``y += v``), and
+    every name that may share memory with one (``a = y``, ``a = y.T``, ``t.append(y)``
+    and ``b = t.pop()``), found by joining names into groups through assignments. Only
+    the function's own names join (those it assigns, and ``params``): not the modules and
+    helpers it calls (``np`` in ``np.reshape(y, s)``).
+
+    A write right after its name was given a new array (``y_bar = y_bar.copy();
+    y_bar[i] = 0.0``) reaches no other name and does not count.
+    """
+    own = set(params) | {n for s in _statements(body) for n in writes(s)}
+    parent: dict[str, str] = {}
+
+    def find(n: str) -> str:
+        while parent.get(n, n) != n:
+            parent[n] = parent.get(parent[n], parent[n])  # (halve the path: near-linear)
+            n = parent[n]
+        return n
+
+    def join(a: str, b: str) -> None:
+        parent[find(a)] = find(b)
+
+    written: set[str] = set()
+    for block in blocks(body):
+        for k, stmt in enumerate(block):
+            if isinstance(stmt, ast.Assign) or is_append(stmt):
+                if is_append(stmt):
+                    names = [n for n in [stmt.value.func.value] if isinstance(n, ast.Name)]
+                    names = [n.id for n in names]
+                else:
+                    names = writes(ast.Tuple(elts=stmt.targets, ctx=ast.Store()))
+                for a in names:
+                    for b in _stmt_shares(stmt) & own:  # (b = t.pop(): b shares t's contents)
+                        join(a, b)
+            into = _written_into(stmt) if not isinstance(stmt, _COMPOUND) else set()
+            for v in into:
+                prior = block[k - 1] if k else None
+                fresh = (
+                    prior is not None
+                    and target(prior) == v
+                    and not _stmt_shares(prior)
+                    and _pure(prior.value)
+                )
+                if not fresh:
+                    written.add(v)
+    roots = {find(v) for v in written}
+    names = {n for s in _statements(body) for n in reads(s) + writes(s)}
+    return {n for n in names | written if find(n) in roots}
+
+
+_COMPOUND = (ast.If, ast.For, ast.While)
+
+
+def _pushed(stmt: ast.stmt) -> tuple[str, str] | None:
+    """The list and name of ``tape.append(v)``."""
+    if not is_append(stmt):
+        return None
+    call = stmt.value
+    if isinstance(call.func.value, ast.Name) and [type(a) for a in call.args] == [ast.Name]:
+        return call.func.value.id, call.args[0].id
+    return None
+
+
+def _meaningful(block: list[ast.stmt]) -> bool:
+    return any(not isinstance(s, ast.Pass) and not is_comment(s) for s in block)

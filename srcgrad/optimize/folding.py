@@ -1,0 +1,233 @@
+"""Pass: arithmetic simplified (``g * 1.0`` is ``g``, powers of two merged)."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import math
+import operator
+
+from ..astwalk import nodes
+from .dataflow import _forget, _stmt_shares, blocks, target, written_in_place
+
+_FOLD = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
+
+
+def _num(node: ast.expr) -> float | int | None:
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    return None
+
+
+def _pow2(c: float | int) -> bool:
+    """Whether ``c`` is a power of two (multiplying by it rounds nothing)."""
+    return (
+        isinstance(c, (int, float)) and c != 0 and math.isfinite(c) and abs(math.frexp(c)[0]) == 0.5
+    )
+
+
+def _factors(node: ast.expr) -> list[tuple[type, ast.expr]]:
+    """A chain of products and quotients read left to right, with the operator before
+    each factor: ``a * b / c`` is ``[(Mult, a), (Mult, b), (Div, c)]``. A factor
+    ``(2 * u)`` with a power of two is two factors (``g / (2 * u)`` is ``g / 2 / u``
+    exactly)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div))):
+        return [(ast.Mult, node)]
+    op, right = type(node.op), node.right
+    if isinstance(right, ast.BinOp) and isinstance(right.op, ast.Mult):
+        for c, u in ((right.left, right.right), (right.right, right.left)):
+            if _num(c) is not None and _pow2(_num(c)):
+                return _factors(node.left) + [(op, c), (op, u)]
+    return _factors(node.left) + [(op, right)]
+
+
+def _fold_factors(node: ast.BinOp) -> ast.expr | None:
+    """A product chain with fewer operations, or None: its powers of two merged into
+    one constant (into its one other constant, if it has one: scaling by a power of two
+    is exact), and the signs of negated factors moved into that constant.
+
+    ``g / (2 * u) * h * 2`` is ``g / u * h``; ``-a * b / c * 2`` is ``a * b / c * -2``.
+    """
+    chain = _factors(node)
+    signs = 0
+    others: list[tuple[type, ast.expr]] = []
+    powers: list[tuple[type, float | int]] = []
+    anchor: int | None = None  # the position of the one other constant kept
+    for op, factor in chain:
+        while isinstance(factor, ast.UnaryOp) and isinstance(factor.op, ast.USub):
+            signs, factor = signs + 1, factor.operand
+        c = _num(factor)
+        if c is not None and _pow2(c):
+            powers.append((op, c))
+            continue
+        if c is not None and anchor is None:
+            anchor = len(others)
+        others.append((op, factor))
+    if not others:
+        return None  # constants alone: folded as such
+    anchor_op, value = (
+        (others[anchor][0], _num(others[anchor][1])) if anchor is not None else (ast.Mult, 1)
+    )
+    for op, c in powers:
+        value = value * c if op is anchor_op else value / c
+    if signs % 2:
+        value = -value
+    negate = False
+    if anchor is not None:
+        others[anchor] = (anchor_op, ast.Constant(value))
+    elif value == -1 and any(op is ast.Div for op, _ in others):
+        negate = True
+    elif value != 1 or not any(op is ast.Div for op, _ in others):
+        others.append((ast.Mult, ast.Constant(value)))
+    if others[0][0] is ast.Div:  # a numerator first
+        others.insert(0, (ast.Mult, ast.Constant(1)))
+    if len(others) - 1 + negate >= len(chain) - 1 + signs:
+        return None
+    result = others[0][1]
+    if negate:
+        result = ast.UnaryOp(op=ast.USub(), operand=result)
+    for op, factor in others[1:]:
+        result = ast.BinOp(left=result, op=op(), right=factor)
+    return result
+
+
+class _Simplify(ast.NodeTransformer):
+    changed = False
+
+    def done(self, node: ast.expr) -> ast.expr:
+        self.changed = True
+        return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.USub):
+            inner = node.operand
+            if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.USub):
+                return self.done(inner.operand)
+            if isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Mult, ast.Div)):
+                # -(a * b) is (-a) * b: the sign moves to the leftmost factor
+                left = self.visit(ast.UnaryOp(op=ast.USub(), operand=inner.left))
+                self.done(node)
+                return self.visit_BinOp(ast.BinOp(left=left, op=inner.op, right=inner.right))
+            if _num(inner) is not None:
+                return self.done(ast.Constant(-_num(inner)))
+        if isinstance(node.op, ast.UAdd):
+            return self.done(node.operand)
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, (ast.Mult, ast.Div)):
+            folded = _fold_factors(node)
+            if folded is not None:
+                return self.done(folded)
+        left, right, op = node.left, node.right, node.op
+        a, b = _num(left), _num(right)
+        if a is not None and b is not None and type(op) in _FOLD:
+            try:
+                value = _FOLD[type(op)](a, b)
+            except (ZeroDivisionError, OverflowError):
+                return node
+            if isinstance(value, (int, float)) and abs(value) < 1e15:
+                return self.done(ast.Constant(value))
+        if isinstance(op, ast.Mult) and b is not None and isinstance(left, ast.BinOp):
+            c = _num(left.right)
+            if isinstance(left.op, ast.Mult) and c is not None and (_pow2(b) or _pow2(c)):
+                # (x * 100.0) * 2 is x * 200.0 exactly: scaling by 2 commutes with rounding
+                return self.done(
+                    ast.BinOp(left=left.left, op=ast.Mult(), right=ast.Constant(c * b))
+                )
+        if (
+            isinstance(op, ast.Mult)
+            and b is not None
+            and isinstance(left, ast.UnaryOp)
+            and isinstance(left.op, ast.USub)
+        ):
+            return self.done(ast.BinOp(left=left.operand, op=op, right=ast.Constant(-b)))
+        if isinstance(op, ast.Mult) and b == 1:
+            return self.done(left)
+        if isinstance(op, ast.Mult) and a == 1:
+            return self.done(right)
+        if isinstance(op, ast.Mult) and a == -1:
+            return self.done(ast.UnaryOp(op=ast.USub(), operand=right))
+        if isinstance(op, ast.Mult) and b == -1:
+            return self.done(ast.UnaryOp(op=ast.USub(), operand=left))
+        if isinstance(op, ast.Div) and b == 1:
+            return self.done(left)
+        if isinstance(op, ast.Pow) and b == 1:
+            return self.done(left)
+        if isinstance(op, (ast.Add, ast.Sub)) and b == 0:
+            return self.done(left)
+        if isinstance(op, ast.Add) and a == 0:
+            return self.done(right)
+        if (
+            isinstance(op, (ast.Add, ast.Sub))
+            and isinstance(right, ast.UnaryOp)
+            and isinstance(right.op, ast.USub)
+        ):
+            flipped = ast.Sub() if isinstance(op, ast.Add) else ast.Add()
+            return self.done(ast.BinOp(left=left, op=flipped, right=right.operand))
+        if (  # a + -b * c is a - b * c: (-b) * c is -(b * c) exactly
+            isinstance(op, (ast.Add, ast.Sub))
+            and isinstance(right, ast.BinOp)
+            and isinstance(right.op, (ast.Mult, ast.Div))
+            and isinstance(right.left, ast.UnaryOp)
+            and isinstance(right.left.op, ast.USub)
+        ):
+            flipped = ast.Sub() if isinstance(op, ast.Add) else ast.Add()
+            product = ast.BinOp(left=right.left.operand, op=right.op, right=right.right)
+            return self.done(ast.BinOp(left=left, op=flipped, right=product))
+        if (
+            isinstance(op, (ast.Mult, ast.Div))
+            and isinstance(left, ast.UnaryOp)
+            and isinstance(left.op, ast.USub)
+        ):
+            if isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub):
+                return self.done(ast.BinOp(left=left.operand, op=op, right=right.operand))
+        return node
+
+
+def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+    """Fold constants and algebraic identities inside every expression.
+
+    A fold that turns a new array into an existing one (``1.0 * y`` is ``y``) is made
+    only where no array involved is written into in place: not for an array later
+    written into, itself or through another name (``y = x * 1.0; y[i] = v``, or
+    ``prev = y; prev[i] = v``, would write into ``x``), nor where the existing array is
+    one (``x_bar = 1.0 * y`` and then ``y[0] = y_old``, the adjoint sweep restoring
+    ``y``, would change ``x_bar``).
+    """
+    mutated = {
+        n.value.id
+        for s in body  # (each top statement's walk takes in its nested blocks)
+        for n in nodes(s)
+        if isinstance(n, ast.Subscript)
+        and isinstance(n.ctx, ast.Store)
+        and isinstance(n.value, ast.Name)
+    }
+    hazards = written_in_place(body, params) if mutated else set()
+    simplifier = _Simplify()
+    changed = False
+    for block in blocks(body):
+        for k, stmt in enumerate(block):
+            if isinstance(stmt, (ast.If, ast.For, ast.While)):
+                continue  # their blocks come in turn
+            before = copy.deepcopy(stmt) if mutated else None
+            simplifier.changed = False
+            new = simplifier.visit(stmt)
+            if simplifier.changed:
+                _forget(stmt)
+            if before is not None and simplifier.changed:
+                gained = _stmt_shares(new) - _stmt_shares(before)
+                if gained and (target(stmt) in mutated | hazards or gained & hazards):
+                    new = before  # folding would make it an alias of an array written into
+                    simplifier.changed = False
+            block[k] = new
+            changed = changed or simplifier.changed
+    return body, changed

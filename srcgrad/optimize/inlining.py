@@ -1,0 +1,115 @@
+"""Pass (last, once): a temporary read once is written into the expression reading it."""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections import Counter
+
+from .dataflow import (
+    _pure,
+    _Replace,
+    _statements,
+    _written_into,
+    blocks,
+    own_reads,
+    own_writes,
+    reads,
+    target,
+    writes,
+    written_in_place,
+)
+
+#: the longest statement (without indentation) inlining may produce
+LINE_LIMIT = 80
+
+
+def inline_temporaries(
+    body: list[ast.stmt], temporaries: set[str], params: set[str] = frozenset()
+) -> list[ast.stmt]:
+    """Write each temporary read exactly once into the statement that reads it.
+
+    Before::                  After::
+
+        t1 = x @ w                t2 = np.exp(-(x @ w))
+        t2 = np.exp(-t1)
+
+    Only names in ``temporaries`` (made by the compiler, never the user's),
+    defined once and read in a later simple statement of the same block,
+    where no operand changes in between (is reassigned or written into, itself or
+    through a name sharing its memory: ``t2 = x[::2]; x[::2] = v`` changes ``t2``) and
+    the merged statement stays within ``LINE_LIMIT``.
+    """
+    hazards = written_in_place(body, params)
+    changed = True
+    while changed:  # (one pass finds nearly all: an inlining only lengthens other merges)
+        changed = False
+        all_reads = Counter(n for s in _statements(body) for n in own_reads(s))
+        assigned = Counter(n for s in _statements(body) for n in own_writes(s))
+        for block in list(blocks(body)):
+            # each statement's reads and writes, kept in step with the block: the scan goes
+            # on after an inlining (whose counts change only for the name inlined), so a
+            # block of n statements costs O(n^2) set lookups, not O(n^3) tree walks
+            facts = [_Summary(s) for s in block]
+            i = 0
+            while i < len(block):
+                stmt = block[i]
+                a = target(stmt)
+                j = _inline_into(block, facts, i, a, temporaries, all_reads, assigned, hazards)
+                if j is None:
+                    i += 1
+                    continue
+                merged = _Replace(a, stmt.value).visit(copy.deepcopy(block[j]))
+                if len(ast.unparse(ast.fix_missing_locations(merged))) > LINE_LIMIT:
+                    i += 1
+                    continue
+                block[j], facts[j] = merged, _Summary(merged)
+                del block[i], facts[i]
+                all_reads[a] -= 1
+                assigned[a] -= 1
+                changed = True
+    return body
+
+
+class _Summary:
+    """What one statement reads, assigns, writes into and whether it has effects (a tape
+    pop), computed once per statement by the passes that scan a block many times."""
+
+    __slots__ = ("reads", "written", "into", "pure")
+
+    def __init__(self, stmt: ast.stmt) -> None:
+        self.reads = set(reads(stmt))
+        self.into = _written_into(stmt)
+        self.written = set(writes(stmt)) | self.into
+        self.pure = _pure(getattr(stmt, "value", ast.Constant(0)))
+
+
+def _inline_into(
+    block: list[ast.stmt],
+    facts: list[_Summary],
+    i: int,
+    a: str | None,
+    temporaries: set[str],
+    all_reads: Counter,
+    assigned: Counter,
+    hazards: set[str] = frozenset(),
+) -> int | None:
+    """For :func:`inline_temporaries`: the position of the one statement that
+    ``block[i]`` (which assigns ``a``) may be written into, or None."""
+    stmt = block[i]
+    if a is None or a not in temporaries or all_reads[a] != 1 or assigned[a] != 1:
+        return None
+    if not facts[i].pure:
+        return None
+    j = next((k for k in range(i + 1, len(block)) if a in facts[k].reads), None)
+    if j is None or not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)):
+        return None
+    operands = set(reads(stmt.value))
+    between = facts[i + 1 : j]
+    if any(operands & f.written for f in between):
+        return None
+    if operands & hazards and any(f.into for f in between):
+        return None  # (an operand may share memory with the array written into)
+    if not all(f.pure for f in between):
+        return None  # keep the order of tape pops
+    return j

@@ -1,0 +1,76 @@
+"""Pass: an adjoint reads a value the primal computed instead of computing it again."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+from .dataflow import _forget, _statements, _written_into, own_writes, target
+
+#: array functions whose value depends on their arguments alone (no state, no output
+#: argument): a call of one may be read from a name that holds the same call's value
+_PURE_CALLS = frozenset(
+    "sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh exp exp2 expm1 "
+    "log log2 log10 log1p sqrt cbrt square reciprocal abs absolute sign negative".split()
+)
+
+
+def reuse_computed_values(
+    body: list[ast.stmt], arguments: set[str], xp: str | None
+) -> tuple[list[ast.stmt], bool]:
+    """A call the code has already made, into a name that still holds its value, is
+    read from that name: rules recompute what the user often has (``sin``'s derivative
+    is ``np.cos(x)``). Only top-level definitions of names given one value, from
+    arguments never reassigned or names given one value before; and not at all where
+    the code writes into an array (a value could change under its name).
+
+    Before::                         After::
+
+        a = np.sin(x)                    a = np.sin(x)
+        b = np.cos(x)                    b = np.cos(x)
+        ...                              ...
+        x_bar = a_bar * np.cos(x)        x_bar = a_bar * b
+    """
+    if xp is None:
+        return body, False
+    if any(_written_into(stmt) for stmt in body):
+        return body, False
+    statements = list(_statements(body))
+    stores = Counter(n for s in statements for n in own_writes(s))
+    steady = {a for a in arguments if stores[a] == 0}  # names holding one value throughout
+    known: dict[str, str] = {}  # ast.dump of a call -> the name holding its value
+    changed = False
+
+    class Reuse(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.expr:
+            self.generic_visit(node)
+            held = known.get(ast.dump(node))
+            if held is None:
+                return node
+            nonlocal changed
+            changed = True
+            return ast.Name(id=held, ctx=ast.Load())
+
+    for k, stmt in enumerate(body):
+        if known:
+            _forget(stmt)
+            body[k] = stmt = Reuse().visit(stmt)
+        v = target(stmt)
+        if v is None or stores[v] != 1:
+            continue
+        steady.add(v)
+        value = stmt.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and isinstance(value.func.value, ast.Name)
+            and value.func.value.id == xp
+            and value.func.attr in _PURE_CALLS
+            and not value.keywords
+            and all(
+                isinstance(a, ast.Constant) or isinstance(a, ast.Name) and a.id in steady
+                for a in value.args
+            )
+        ):
+            known.setdefault(ast.dump(value), v)
+    return body, changed
