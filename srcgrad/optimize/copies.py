@@ -22,11 +22,13 @@ from .dataflow import (
 def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
     """Remove ``a = b`` and ``a = <number>`` by substitution or renaming.
 
-    Before::                 After::
+    Before::                              After::
 
-        y_bar = 1.0              x_bar = 2.0 * np.cos(x)
+        y_bar = 1.0                           x_bar = 2.0 * 1.0 * np.cos(x)
         t_bar = y_bar
         x_bar = 2.0 * t_bar * np.cos(x)
+
+    (and :func:`~srcgrad.optimize.folding.simplify` makes it ``2.0 * np.cos(x)``).
 
     Only where ``a`` has this one definition and every read of it follows in
     the same block, and ``b`` does not change before those reads.

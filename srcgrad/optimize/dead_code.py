@@ -11,7 +11,14 @@ from .dataflow import _meaningful, _pure, _pushed, _statements, blocks, own_read
 
 def eliminate_dead_code(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
     """Drop assignments whose value is never read (by liveness, loops included),
-    and comments left heading nothing."""
+    and comments left heading nothing.
+
+    Before::                      After::
+
+        t = np.sin(x)                 y = x * 2.0
+        y = x * 2.0                   return y
+        return y
+    """
     state = {"changed": False}
 
     def live_in(block: list[ast.stmt], live: set[str], prune: bool) -> set[str]:

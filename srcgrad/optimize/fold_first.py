@@ -13,8 +13,8 @@ def fold_first_accumulation(body: list[ast.stmt], params: set[str]) -> tuple[lis
 
     Before::                      After::
 
-        x_bar = np.zeros_like(x)      ...
-        ...                           x_bar = y_bar * 2
+        x_bar = np.zeros_like(x)      y = x * 3.0
+        y = x * 3.0                   x_bar = y_bar * 2
         x_bar = x_bar + y_bar * 2
     """
     changed = False

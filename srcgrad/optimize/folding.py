@@ -196,6 +196,12 @@ class _Simplify(ast.NodeTransformer):
 def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
     """Fold constants and algebraic identities inside every expression.
 
+    Before::                          After::
+
+        a = g * 1.0                       a = g
+        b = -(-g) + 2.0 * 0.5             b = g + 1.0
+        c = g / (2.0 * u) * 2.0           c = g / u
+
     A fold that turns a new array into an existing one (``1.0 * y`` is ``y``) is made
     only where no array involved is written into in place: not for an array later
     written into, itself or through another name (``y = x * 1.0; y[i] = v``, or

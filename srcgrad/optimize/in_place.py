@@ -15,13 +15,23 @@ def accumulate_in_place(
     (zeros, an index adjoint, the result of arithmetic), and ``v`` is read only by such
     accumulations and by ``return``.
 
-    Before::                                        After::
+    Before::
 
-        W_bar = np.zeros_like(W)                        W_bar = np.zeros_like(W)
-        for t in reversed(t3):                          for t in reversed(t3):
-            W_bar = W_bar + h.T @ t4_bar                    W_bar += h.T @ t4_bar
-        x_bar = index_adjoint(a_bar, x, slice(1, None)) x_bar = index_adjoint(...)
-        x_bar = x_bar + index_adjoint(b_bar, x, 0)      x_bar[0] += b_bar
+        W_bar = np.zeros_like(W)
+        for t in reversed(t3):
+            W_bar = W_bar + h.T @ t4_bar
+        x_bar = index_adjoint(a_bar, x, slice(1, None))
+        x_bar = x_bar + index_adjoint(b_bar, x, 0)
+        return (W_bar, x_bar)
+
+    After::
+
+        W_bar = np.zeros_like(W)
+        for t in reversed(t3):
+            W_bar += h.T @ t4_bar
+        x_bar = index_adjoint(a_bar, x, slice(1, None))
+        x_bar[0] += b_bar
+        return (W_bar, x_bar)
     """
     index_adjoint = helpers.get("index_adjoint")
     fresh_calls = {helpers.get(h) for h in ("index_adjoint", "index_adjoint_add")}

@@ -26,8 +26,8 @@ def subtract_negated_start(body: list[ast.stmt], params: set[str]) -> tuple[list
 
     Before::                      After::
 
-        a_bar = -r_bar                ...
-        ...                           a_bar = t4_bar - r_bar
+        a_bar = -r_bar                y = x * 3.0
+        y = x * 3.0                   a_bar = t4_bar - r_bar
         a_bar = a_bar + t4_bar
     """
     changed = False

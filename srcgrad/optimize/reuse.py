@@ -28,7 +28,6 @@ def reuse_computed_values(
 
         a = np.sin(x)                    a = np.sin(x)
         b = np.cos(x)                    b = np.cos(x)
-        ...                              ...
         x_bar = a_bar * np.cos(x)        x_bar = a_bar * b
     """
     if xp is None:

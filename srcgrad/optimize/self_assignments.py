@@ -8,7 +8,13 @@ from .dataflow import blocks, target
 
 
 def drop_self_assignments(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
-    """``v = v`` does nothing."""
+    """``v = v`` does nothing.
+
+    Before::                 After::
+
+        y = x * 2.0              y = x * 2.0
+        y = y
+    """
     changed = False
     for block in blocks(body):
         kept = [
