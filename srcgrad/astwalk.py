@@ -11,6 +11,7 @@ order: every caller counts or collects.
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 #: fields that never hold a node with a name in it
 _SKIP = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
@@ -57,3 +58,31 @@ def stored(node: ast.AST) -> list[str]:
     """The names ``node`` assigns, once per assignment."""
     name, store = ast.Name, ast.Store
     return [n.id for n in nodes(node) if type(n) is name and type(n.ctx) is store]
+
+
+def copy_tree(node: Any) -> Any:
+    """A deep copy of a syntax tree (or a list of them), several times faster than
+    :func:`copy.deepcopy`: nodes are rebuilt field by field, with their positions;
+    the markers without fields or positions (``Load``, ``Add``...) are shared, as the
+    parser shares them.
+    """
+    if type(node) is list:
+        return [copy_tree(item) for item in node]
+    if not isinstance(node, ast.AST):
+        return node
+    kind = type(node)
+    fields = kind._fields
+    if not fields and not kind._attributes:  # (a marker; never a statement: ids key facts)
+        return node
+    new = kind.__new__(kind)
+    for field in fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            value = [copy_tree(item) if isinstance(item, ast.AST) else item for item in value]
+        elif isinstance(value, ast.AST):
+            value = copy_tree(value)
+        setattr(new, field, value)
+    for attribute in kind._attributes:
+        if hasattr(node, attribute):
+            setattr(new, attribute, getattr(node, attribute))
+    return new

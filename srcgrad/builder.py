@@ -5,13 +5,13 @@ the runtime helpers, tangents and adjoints, and how it spells comments.
 from __future__ import annotations
 
 import ast
-import copy
 import inspect
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from . import runtime
 from .analyze import Facts
+from .astwalk import copy_tree
 from .naming import Namer
 
 #: the helpers generated code may call, by their names in srcgrad.runtime
@@ -165,7 +165,7 @@ class Builder:
         ``np.zeros_like(atom)``."""
         if self.facts.shape(atom).rank == 0:
             return ast.Constant(0.0)
-        return self.xp_call("zeros_like", copy.deepcopy(atom))
+        return self.xp_call("zeros_like", copy_tree(atom))
 
     def symbols(self, g: ast.expr, ans: str) -> Symbols:
         fixed = {"g": g, "ans": name(ans), "np": name(self.xp), "math": name(self.math)}

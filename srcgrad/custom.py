@@ -24,12 +24,12 @@ In generated code these read ``x_bar = logsumexp.vjp(lse_bar, lse, x)`` and
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
 
+from .astwalk import copy_tree
 from .rules import Context, Rule, register
 
 
@@ -111,8 +111,8 @@ class Primitive:
 
     # -- templates for the rule table ------------------------------------------------------------
     def _call(self, ctx: Context, method: str, first: ast.expr) -> ast.Call:
-        func = ast.Attribute(value=copy.deepcopy(ctx.node.func), attr=method, ctx=ast.Load())
-        args = [first, ctx.symbols["ans"], *(copy.deepcopy(ctx.args[p]) for p in self.params)]
+        func = ast.Attribute(value=copy_tree(ctx.node.func), attr=method, ctx=ast.Load())
+        args = [first, ctx.symbols["ans"], *(copy_tree(ctx.args[p]) for p in self.params)]
         return ast.Call(func=func, args=args, keywords=[])
 
     def _vjp_template(self, ctx: Context) -> ast.expr:

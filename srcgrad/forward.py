@@ -26,6 +26,7 @@ import inspect
 from typing import Any
 
 from .analyze import TREE, Facts, check_mode, makes_sequence
+from .astwalk import copy_tree
 from .builder import Builder, add, assign, name
 from .normalize import Normalized
 from .rules import instantiate
@@ -46,16 +47,16 @@ def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) ->
     if isinstance(out, ast.Name) and out.id in facts.active:
         out_dot: ast.expr = name(builder.tangent(out.id))
     elif isinstance(out, ast.Name) and _may_be_sequence(out.id, facts):  # an inactive tuple
-        out_dot = builder.call("zeros_seq", copy.deepcopy(out))
+        out_dot = builder.call("zeros_seq", copy_tree(out))
     elif isinstance(out, ast.Name) and facts.shape(out).rank is None:
-        out_dot = builder.call("zero_adjoint", copy.deepcopy(out))  # (whatever it holds)
+        out_dot = builder.call("zero_adjoint", copy_tree(out))  # (whatever it holds)
     elif isinstance(out, ast.Name) or (
         isinstance(out, ast.Constant) and not isinstance(out.value, tuple)
     ):
-        out_dot = builder.xp_call("zeros_like", copy.deepcopy(out))
+        out_dot = builder.xp_call("zeros_like", copy_tree(out))
     else:  # a folded tuple, (1.0, 1.0): zeros of its structure
-        out_dot = builder.call("zero_adjoint", copy.deepcopy(out))
-    value: ast.expr = copy.deepcopy(out)
+        out_dot = builder.call("zero_adjoint", copy_tree(out))
+    value: ast.expr = copy_tree(out)
     if norm.aux is not None:  # has_aux: ((value, aux), tangent)
         value = ast.Tuple(elts=[value, name(norm.aux)], ctx=ast.Load())
     body.append(ast.Return(value=ast.Tuple(elts=[value, out_dot], ctx=ast.Load())))
@@ -83,7 +84,7 @@ def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.st
     out: list[ast.stmt] = []
     for stmt in stmts:
         if isinstance(stmt, ast.Expr) and stmt in facts.ops:  # xs.append(v)
-            out.append(copy.deepcopy(stmt))
+            out.append(copy_tree(stmt))
             op = facts.ops[stmt]
             if op.target in facts.active:
                 item = _tangent_or_zero(op.args["v"], facts, builder)
@@ -95,7 +96,7 @@ def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.st
         if isinstance(stmt, ast.Assign):
             op = facts.ops[stmt]
             if op.key == "pack":
-                out.append(copy.deepcopy(stmt))
+                out.append(copy_tree(stmt))
                 if op.target in facts.active:
                     items = [_tangent_or_zero(a, facts, builder) for a in stmt.value.elts]
                     cls = ast.Tuple if isinstance(stmt.value, ast.Tuple) else ast.List
@@ -107,7 +108,7 @@ def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.st
             if op.call_args is not None and op.target in facts.active:
                 out.append(_call(stmt, facts, builder))
                 continue
-            out.append(copy.deepcopy(stmt))
+            out.append(copy_tree(stmt))
             if op.target in facts.active:
                 out.append(_tangent(stmt, facts, builder))
         elif isinstance(stmt, ast.If):
@@ -120,7 +121,7 @@ def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.st
             new.body = _block(stmt.body, facts, builder)
             out.append(new)
         else:
-            out.append(copy.deepcopy(stmt))
+            out.append(copy_tree(stmt))
     return out
 
 
@@ -143,7 +144,7 @@ def _call(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
     op = facts.ops[stmt]
     wrt, ranks, active = call_signature(op, facts)
     (jvp_name,) = builder.program.request(op.callee, "jvp", wrt, ranks)
-    args = [copy.deepcopy(a) for a in op.call_args]
+    args = [copy_tree(a) for a in op.call_args]
     args += [name(builder.tangent(a.id)) for a in active]
     targets = ast.Tuple(
         elts=[
@@ -169,16 +170,16 @@ def _zero(atom: ast.expr, facts: Facts, builder: Builder) -> ast.expr:
     a value whose kind analysis cannot tell: a callee's or a helper's result), else
     ``np.zeros_like`` or ``0.0``."""
     if isinstance(atom, ast.Name) and atom.id in facts.sequences:
-        return builder.call("zeros_seq", copy.deepcopy(atom))
+        return builder.call("zeros_seq", copy_tree(atom))
     if isinstance(atom, ast.Name) and facts.shape(atom).rank is None:
-        return builder.call("zero_adjoint", copy.deepcopy(atom))
+        return builder.call("zero_adjoint", copy_tree(atom))
     return builder.zero_like(atom)
 
 
 def _setitem(stmt: ast.Assign, facts: Facts, builder: Builder) -> list[ast.stmt]:
     """``y[i] = v`` and, for an active ``y``, ``y_dot = y_dot.copy(); y_dot[i] = v_dot``
     (a copy: the tangent may share memory with another)."""
-    out: list[ast.stmt] = [copy.deepcopy(stmt)]
+    out: list[ast.stmt] = [copy_tree(stmt)]
     op = facts.ops[stmt]
     y = op.target
     if y not in facts.active:
@@ -194,7 +195,7 @@ def _setitem(stmt: ast.Assign, facts: Facts, builder: Builder) -> list[ast.stmt]
         if isinstance(v, ast.Name) and v.id in facts.active
         else ast.Constant(0.0)
     )
-    target = ast.Subscript(value=name(y_dot), slice=copy.deepcopy(op.ctx.index), ctx=ast.Store())
+    target = ast.Subscript(value=name(y_dot), slice=copy_tree(op.ctx.index), ctx=ast.Store())
     out.append(ast.Assign(targets=[target], value=value))
     return out
 

@@ -60,6 +60,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .astwalk import copy_tree
 from .errors import UnsupportedSyntaxError
 from .exits import lower_exits
 from .naming import Namer, names_in
@@ -393,7 +394,7 @@ class _Normalizer:
                 array, index = self.subscript_target(stmt.target)
                 old = self.as_atom(ast.Subscript(value=array, slice=index, ctx=ast.Load()))
                 new = self.as_atom(ast.BinOp(left=old, op=stmt.op, right=self.atom(stmt.value)))
-                self.set_item(array, copy.deepcopy(index), new)
+                self.set_item(array, copy_tree(index), new)
                 return
             if not isinstance(stmt.target, ast.Name):
                 raise self.fail(

@@ -23,7 +23,7 @@ from typing import Any
 
 from . import emit as emit_stage
 from .analyze import Facts, analyze, check_facts
-from .astwalk import stored
+from .astwalk import copy_tree, stored
 from .backends import NUMPY, Backend
 from .builder import HELPERS, Builder, function_def, is_marker
 from .forward import forward
@@ -307,7 +307,7 @@ def _split(
         ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
         for n in unbound
     ]
-    result = ast.Return(value=ast.Tuple(elts=[copy.deepcopy(out), values], ctx=ast.Load()))
+    result = ast.Return(value=ast.Tuple(elts=[copy_tree(out), values], ctx=ast.Load()))
     fwd_body = [*preset, *primal, result]
     unpack = []
     if record:

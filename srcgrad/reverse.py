@@ -48,7 +48,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from .analyze import Facts, assigned_name, check_mode, is_setitem, walk_block
-from .astwalk import loaded, nodes
+from .astwalk import copy_tree, loaded, nodes
 from .builder import Builder, add, assign, comment, marker, name
 from .errors import UnsupportedSyntaxError
 from .forward import call_signature
@@ -78,7 +78,7 @@ class _Substitute(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         if isinstance(node.ctx, ast.Load) and node.id in self.table:
-            return copy.deepcopy(self.table[node.id])
+            return copy_tree(self.table[node.id])
         return node
 
 
@@ -126,8 +126,8 @@ def _index_value(index: ast.expr) -> ast.expr:
         return ast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=ast.Load())
     if isinstance(index, ast.Slice):
         parts = [p or ast.Constant(None) for p in (index.lower, index.upper, index.step)]
-        return ast.Call(func=name("slice"), args=copy.deepcopy(parts), keywords=[])
-    return copy.deepcopy(index)
+        return ast.Call(func=name("slice"), args=copy_tree(parts), keywords=[])
+    return copy_tree(index)
 
 
 def _loads_but_shapes(trees: list[ast.AST], builder: Builder) -> set[str]:
@@ -373,7 +373,7 @@ class _Reverse:
                 elif len(n_defs) > 1 or any(depth > 0 for _, depth in n_defs):
                     stable = False
             if stable and self.home.get(v, id(self.norm.tree.body)) is not None:
-                out[v] = _Substitute(out).visit(copy.deepcopy(value))
+                out[v] = _Substitute(out).visit(copy_tree(value))
         return out
 
     def _borrowed(self) -> dict[str, tuple[str, ast.expr]]:
@@ -538,8 +538,8 @@ class _Reverse:
                 if id(stmt) in self.pushed and is_setitem(stmt):  # what the write destroys
                     target = stmt.targets[0]
                     old = ast.Subscript(
-                        value=copy.deepcopy(target.value),
-                        slice=copy.deepcopy(target.slice),
+                        value=copy_tree(target.value),
+                        slice=copy_tree(target.slice),
                         ctx=ast.Load(),
                     )
                     out.append(self._save(stmt, self.builder.xp_call("copy", old), depth))
@@ -549,7 +549,7 @@ class _Reverse:
                 if op.call_args is not None and op.target in self.active:
                     out.extend(self._call_primal(stmt, depth))
                 else:
-                    out.append(copy.deepcopy(stmt))
+                    out.append(copy_tree(stmt))
             elif isinstance(stmt, ast.If):
                 new = copy.copy(stmt)
                 new.body = self._primal(stmt.body, depth) or [ast.Pass()]
@@ -558,7 +558,7 @@ class _Reverse:
             elif isinstance(stmt, (ast.For, ast.While)):
                 counter = self._counter(stmt)
                 hoisted = self._hoistable(stmt.body)
-                out.extend(copy.deepcopy(s) for s in hoisted)
+                out.extend(copy_tree(s) for s in hoisted)
                 body = self._primal([s for s in stmt.body if s not in hoisted], depth + 1)
                 if counter:
                     if depth > 0:
@@ -571,7 +571,7 @@ class _Reverse:
                 new.body = body
                 out.append(new)
             else:
-                out.append(copy.deepcopy(stmt))
+                out.append(copy_tree(stmt))
         return out
 
     def _hoistable(self, body: list[ast.stmt]) -> list[ast.stmt]:
@@ -629,7 +629,7 @@ class _Reverse:
             elts=[ast.Name(id=op.target, ctx=ast.Store()), ast.Name(id=rec, ctx=ast.Store())],
             ctx=ast.Store(),
         )
-        call = ast.Call(func=name(fwd), args=[copy.deepcopy(a) for a in op.call_args], keywords=[])
+        call = ast.Call(func=name(fwd), args=[copy_tree(a) for a in op.call_args], keywords=[])
         out: list[ast.stmt] = [ast.Assign(targets=[targets], value=call)]
         if depth > 0:  # the record of each pass through the loop
             out.append(self._push(rec))
@@ -643,7 +643,7 @@ class _Reverse:
         out: list[ast.stmt] = []
         if self.depth[id(stmt)] > 0:
             out.append(self._pop(rec))
-        args = [copy.deepcopy(a) for a in op.call_args]
+        args = [copy_tree(a) for a in op.call_args]
         call = ast.Call(
             func=name(bwd),
             args=[*args, name(rec), name(self.builder.adjoint(op.target))],
@@ -682,7 +682,7 @@ class _Reverse:
             )
         kept = self.builder.namer.fresh(f"{value.id}_kept")
         where = body.index(before[0]) if before and before[0] in body else len(body)
-        body.insert(where, assign(kept, self.builder.xp_call("copy", copy.deepcopy(value))))
+        body.insert(where, assign(kept, self.builder.xp_call("copy", copy_tree(value))))
         return name(kept)
 
     def _zero(self, v: str, maybe_unbound: bool = False) -> ast.stmt:
@@ -691,10 +691,10 @@ class _Reverse:
         if v in self.borrowed:  # its part of the outer container's adjoint
             root, index = self.borrowed[v]
             part = ast.Subscript(
-                value=name(self.builder.adjoint(root)), slice=copy.deepcopy(index), ctx=ast.Load()
+                value=name(self.builder.adjoint(root)), slice=copy_tree(index), ctx=ast.Load()
             )
             return assign(self.builder.adjoint(v), part)
-        value = copy.deepcopy(self.remat[v]) if v in self.remat else name(v)
+        value = copy_tree(self.remat[v]) if v in self.remat else name(v)
         if v in self.facts.sequences:
             return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", value))
         if self.facts.shape(name(v)).rank is None:  # perhaps a tuple (`p = t[0]`): look
@@ -735,9 +735,7 @@ class _Reverse:
         if op.key == "pack" and active:
             for k, atom in enumerate(stmt.value.elts):
                 if isinstance(atom, ast.Name) and atom.id in self.active:
-                    part = ast.Subscript(
-                        value=copy.deepcopy(g), slice=ast.Constant(k), ctx=ast.Load()
-                    )
+                    part = ast.Subscript(value=copy_tree(g), slice=ast.Constant(k), ctx=ast.Load())
                     out.append(self._accumulate(atom.id, part))
         elif op.key == "append":
             if active:
@@ -775,9 +773,7 @@ class _Reverse:
                 orelse, _ = self._adjoint(stmt.orelse, block, depth)
                 if body or orelse:
                     out.append(
-                        ast.If(
-                            test=copy.deepcopy(stmt.test), body=body or [ast.Pass()], orelse=orelse
-                        )
+                        ast.If(test=copy_tree(stmt.test), body=body or [ast.Pass()], orelse=orelse)
                     )
             elif isinstance(stmt, (ast.For, ast.While)):
                 out.extend(self._loop_adjoint(stmt, depth))
@@ -787,7 +783,7 @@ class _Reverse:
         body, _ = self._adjoint(loop.body, loop.body, depth + 1)
         counter = self._counter(loop)
         if isinstance(loop, ast.For):
-            trips = copy.deepcopy(loop.iter)
+            trips = copy_tree(loop.iter)
             if counter:
                 trips = ast.Subscript(
                     value=trips,
@@ -795,7 +791,7 @@ class _Reverse:
                     ctx=ast.Load(),
                 )
             iterate = ast.Call(func=name("reversed"), args=[trips], keywords=[])
-            target = copy.deepcopy(loop.target)
+            target = copy_tree(loop.target)
         else:
             iterate = ast.Call(func=name("range"), args=[name(counter)], keywords=[])
             target = ast.Name(id=self.builder.namer.fresh("_"), ctx=ast.Store())
@@ -820,7 +816,7 @@ class _Reverse:
                 self.last_origin = origin
             y_bar = self.builder.adjoint(y)
             if isinstance(v, ast.Name) and v.id in self.active:
-                part = ast.Subscript(value=name(y_bar), slice=copy.deepcopy(index), ctx=ast.Load())
+                part = ast.Subscript(value=name(y_bar), slice=copy_tree(index), ctx=ast.Load())
                 if self._may_repeat(index):  # only the last write to an element counts
                     part = self.builder.call("kept_writes", name(y_bar), _index_value(index))
                 shape = self.shapes.get((id(stmt), v.id))
@@ -837,10 +833,10 @@ class _Reverse:
                 keywords=[],
             )
             out.append(assign(y_bar, fresh))
-            zero = ast.Subscript(value=name(y_bar), slice=copy.deepcopy(index), ctx=ast.Store())
+            zero = ast.Subscript(value=name(y_bar), slice=copy_tree(index), ctx=ast.Store())
             out.append(ast.Assign(targets=[zero], value=ast.Constant(0.0)))
         if id(stmt) in self.pushed:
-            restore = ast.Subscript(value=name(y), slice=copy.deepcopy(index), ctx=ast.Store())
+            restore = ast.Subscript(value=name(y), slice=copy_tree(index), ctx=ast.Store())
             out.append(ast.Assign(targets=[restore], value=self._restored(stmt)))
         return out
 
@@ -1030,7 +1026,7 @@ class _Reverse:
         for param, atom in op.diff_args:
             if not (isinstance(atom, ast.Name) and atom.id in self.active):
                 continue
-            symbols = builder.symbols(copy.deepcopy(level), op.target)
+            symbols = builder.symbols(copy_tree(level), op.target)
             ctx = dataclasses.replace(op.ctx, args=args, param=param, symbols=symbols)
             contribution = instantiate(op.rule.vjp[param], ctx)
             read = {
@@ -1110,7 +1106,7 @@ class _Reverse:
             node.keywords = [ast.keyword(arg="shape", value=shape)]
             for other in sizes:
                 other.func = ast.Attribute(value=name(builder.math), attr="prod", ctx=ast.Load())
-                other.args = [copy.deepcopy(shape)]
+                other.args = [copy_tree(shape)]
         return expr, before
 
     # -- shapes without recording values ------------------------------------------------
@@ -1120,9 +1116,7 @@ class _Reverse:
         adjoint has anyway (``matmul_shape(np.shape(h), np.shape(W))``)."""
         for stmt, u in self.shape_reads:
             if u in self.remat:
-                self.shapes[(id(stmt), u)] = self.builder.xp_call(
-                    "shape", copy.deepcopy(self.remat[u])
-                )
+                self.shapes[(id(stmt), u)] = self.builder.xp_call("shape", copy_tree(self.remat[u]))
                 continue
             if self._unchanged(u, stmt, stmt):
                 continue
@@ -1170,7 +1164,7 @@ class _Reverse:
             if isinstance(atom, ast.Constant):
                 shapes.append(ast.Tuple(elts=[], ctx=ast.Load()))
             elif isinstance(atom, ast.Name) and atom.id in self.remat:
-                shapes.append(self.builder.xp_call("shape", copy.deepcopy(self.remat[atom.id])))
+                shapes.append(self.builder.xp_call("shape", copy_tree(self.remat[atom.id])))
             elif isinstance(atom, ast.Name) and self._unchanged(atom.id, definition, at):
                 inner = None
                 if deep and atom.id in self.norm.temps:
@@ -1266,12 +1260,12 @@ class _Reverse:
             body.append(assign(value, name(out.id)))
             out = name(value)
         if kind in ("grad", "value_and_grad") and facts.shape(out).rank is None:
-            body.append(ast.Expr(value=builder.call("check_scalar", copy.deepcopy(out))))
+            body.append(ast.Expr(value=builder.call("check_scalar", copy_tree(out))))
         if kind == "vjp":
-            check = builder.call("check_cotangent", name(seed_name), copy.deepcopy(out))
+            check = builder.call("check_cotangent", name(seed_name), copy_tree(out))
             body.append(ast.Expr(value=check))
         if kind == "split":  # the value the caller gets: not changed by the adjoint's restores
-            body.append(marker(self._kept(copy.deepcopy(out), body)))
+            body.append(marker(self._kept(copy_tree(out), body)))
         for v in self.wrt + sorted(self.active - set(self.wrt)):
             if self.home.get(v) == id(top) and v != getattr(facts.returned, "id", None):
                 body.append(self._zero(v, maybe_unbound=v in unbound))
@@ -1288,12 +1282,12 @@ class _Reverse:
             else:
                 grads.append(builder.xp_call("zeros_like", name(w)))
         result: ast.expr = grads[0] if len(grads) == 1 else ast.Tuple(elts=grads, ctx=ast.Load())
-        value: ast.expr = copy.deepcopy(out)
+        value: ast.expr = copy_tree(out)
         if norm.aux is not None:  # has_aux: (value, aux) and (gradient, aux)
             aux = self._kept(name(norm.aux), body, before=adjoint)
             value = ast.Tuple(elts=[value, aux], ctx=ast.Load())
             if kind == "grad":
-                result = ast.Tuple(elts=[result, copy.deepcopy(aux)], ctx=ast.Load())
+                result = ast.Tuple(elts=[result, copy_tree(aux)], ctx=ast.Load())
         if kind == "value_and_grad":
             result = ast.Tuple(elts=[value, result], ctx=ast.Load())
         body.append(ast.Return(value=result))

@@ -4,14 +4,13 @@ the optimizer runs), blocks, purity, and which arrays may be written into in pla
 from __future__ import annotations
 
 import ast
-import copy
 import threading
 from collections.abc import Iterator
 
 import numpy as np
 
 from ..analyze import is_append
-from ..astwalk import loaded, nodes, stored
+from ..astwalk import copy_tree, loaded, nodes, stored
 from ..builder import is_comment
 
 
@@ -133,7 +132,7 @@ class _Replace(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         if node.id == self.old and isinstance(node.ctx, ast.Load):
-            return copy.deepcopy(self.new)
+            return copy_tree(self.new)
         return node
 
 

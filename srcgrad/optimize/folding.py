@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import ast
-import copy
 import math
 import operator
 
-from ..astwalk import nodes
+from ..astwalk import copy_tree, nodes
 from .dataflow import _forget, _stmt_shares, blocks, target, written_in_place
 
 _FOLD = {
@@ -224,7 +223,7 @@ def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bo
         for k, stmt in enumerate(block):
             if isinstance(stmt, (ast.If, ast.For, ast.While)):
                 continue  # their blocks come in turn
-            before = copy.deepcopy(stmt) if mutated else None
+            before = copy_tree(stmt) if mutated else None
             simplifier.changed = False
             new = simplifier.visit(stmt)
             if simplifier.changed:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import ast
-import copy
 from collections import Counter
 
+from ..astwalk import copy_tree
 from .dataflow import (
     _pure,
     _Replace,
@@ -59,7 +59,7 @@ def inline_temporaries(
                 if j is None:
                     i += 1
                     continue
-                merged = _Replace(a, stmt.value).visit(copy.deepcopy(block[j]))
+                merged = _Replace(a, stmt.value).visit(copy_tree(block[j]))
                 if len(ast.unparse(ast.fix_missing_locations(merged))) > LINE_LIMIT:
                     i += 1
                     continue

@@ -33,6 +33,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..astwalk import copy_tree
+
 Template = "str | Callable[[Context], str]"
 
 #: the registry: primitive key -> Rule. Keys are function objects, operator
@@ -184,7 +186,7 @@ class _Substitute(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         if node.id in self.mapping:
-            return copy.deepcopy(self.mapping[node.id])
+            return copy_tree(self.mapping[node.id])
         return node
 
 
@@ -199,7 +201,7 @@ def instantiate(template: Any, ctx: Context) -> ast.expr:
     result = template(ctx) if callable(template) else template
     if isinstance(result, ast.expr):
         return result
-    tree = copy.deepcopy(_parse_template(result))
+    tree = copy_tree(_parse_template(result))
     return _Substitute(ChainMap(ctx.symbols, ctx.args)).visit(tree)
 
 
@@ -210,7 +212,7 @@ def primal_with(ctx: Context, param: str, replacement: ast.expr) -> ast.expr:
     """
     node = copy.copy(ctx.node)
     position = ctx.rule.params.index(param)
-    new = copy.deepcopy(replacement)
+    new = copy_tree(replacement)
     if isinstance(node, ast.BinOp):
         if position == 0:
             node.left = new

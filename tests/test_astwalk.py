@@ -1,0 +1,49 @@
+"""The fast tree walks and copy the compiler uses instead of ``ast.walk`` and
+``copy.deepcopy`` (``srcgrad/astwalk.py``) see and copy exactly what those do."""
+
+from __future__ import annotations
+
+import ast
+import copy
+from pathlib import Path
+
+import pytest
+
+import srcgrad
+from srcgrad.astwalk import copy_tree, loaded, nodes, stored
+
+SOURCES = sorted(Path(srcgrad.__file__).parent.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES[::3], ids=lambda p: p.name)
+def test_copy_tree_is_a_deep_copy(path):
+    tree = ast.parse(path.read_text())
+    copied = copy_tree(tree)
+    assert ast.dump(copied, include_attributes=True) == ast.dump(
+        copy.deepcopy(tree), include_attributes=True
+    )
+    mine = {id(n) for n in ast.walk(tree) if type(n)._fields or type(n)._attributes}
+    # no node with fields or a position is shared (statements key facts by id)
+    assert not mine & {id(n) for n in ast.walk(copied)}
+    # and changing the copy leaves the original as it was
+    before = ast.dump(tree)
+    for n in ast.walk(copied):
+        if isinstance(n, ast.Name):
+            n.id = "changed"
+    assert ast.dump(tree) == before
+
+
+def test_walks_find_the_names_ast_walk_finds():
+    for path in SOURCES[::2]:
+        tree = ast.parse(path.read_text())
+        names = [n for n in ast.walk(tree) if isinstance(n, ast.Name)]
+        assert sorted(loaded(tree)) == sorted(n.id for n in names if isinstance(n.ctx, ast.Load))
+        assert sorted(stored(tree)) == sorted(n.id for n in names if isinstance(n.ctx, ast.Store))
+        kinds = (ast.expr, ast.stmt)
+        expected = sorted(type(n).__name__ for n in ast.walk(tree) if isinstance(n, kinds))
+        assert sorted(type(n).__name__ for n in nodes(tree) if isinstance(n, kinds)) == expected
+
+
+def test_copy_tree_copies_a_deep_expression():
+    tree = ast.parse(" + ".join(f"x{k}" for k in range(300)), mode="eval")
+    assert ast.unparse(copy_tree(tree)) == ast.unparse(tree)
