@@ -5,13 +5,16 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
+import numpy as np
+
+from ..rules import RULES
 from .dataflow import _forget, _statements, _written_into, own_writes, target
 
-#: array functions whose value depends on their arguments alone (no state, no output
-#: argument): a call of one may be read from a name that holds the same call's value
+#: the names numpy gives the ufuncs the rule table has rules for: a ufunc's value depends
+#: on its arguments alone (no state; a call with keywords, ``out=`` among them, is left
+#: alone), so a call of one may be read from a name that holds the same call's value
 _PURE_CALLS = frozenset(
-    "sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh exp exp2 expm1 "
-    "log log2 log10 log1p sqrt cbrt square reciprocal abs absolute sign negative".split()
+    n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc) and getattr(np, n) in RULES
 )
 
 
