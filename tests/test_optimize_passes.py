@@ -16,6 +16,9 @@ import pytest
 
 import srcgrad.optimize as optimize_package
 from srcgrad.optimize import (
+    AFTER,
+    FIXED_POINT,
+    Context,
     accumulate_in_place,
     double_repeated_terms,
     drop_self_assignments,
@@ -71,30 +74,23 @@ def _free(body: list[ast.stmt]) -> set[str]:
     return (loads - stores) | {"np"}
 
 
-def _to_fixed_point(step, body: list[ast.stmt], params: set[str]) -> list[ast.stmt]:
+def _run(step, body: list[ast.stmt]) -> list[ast.stmt]:
+    """The pass alone, to a fixed point, with the example's free names as parameters and
+    ``tN`` names as the compiler's temporaries."""
+    free = frozenset(_free(body))
+    names = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
+    ctx = Context(
+        params=free,
+        arguments=free,
+        xp="np",
+        temporaries=frozenset(n for n in names if re.fullmatch(r"t\d+", n)),
+        helpers={h: h for h in ("index_adjoint", "index_adjoint_add")},
+    )
     for _ in range(20):
-        body, changed = step(body, params)
+        body, changed = step(body, ctx)
         if not changed:
             return body
     raise AssertionError(f"{step.__name__} changes its own output forever")
-
-
-def _run(step, body: list[ast.stmt]) -> list[ast.stmt]:
-    params = _free(body)
-    if step is reuse_computed_values:
-        return _to_fixed_point(lambda b, p: reuse_computed_values(b, p, "np"), body, params)
-    if step is inline_temporaries:
-        temporaries = {
-            n.id
-            for s in body
-            for n in ast.walk(s)
-            if isinstance(n, ast.Name) and re.fullmatch(r"t\d+", n.id)
-        }
-        return inline_temporaries(body, temporaries, params)
-    if step is accumulate_in_place:
-        helpers = {h: h for h in ("index_adjoint", "index_adjoint_add")}
-        return accumulate_in_place(body, params, helpers)
-    return _to_fixed_point(step, body, params)
 
 
 PASSES = [
@@ -121,7 +117,8 @@ def test_the_docstring_example_is_what_the_pass_does(step):
 
 
 def test_every_pass_module_has_a_tested_example():
-    """A new pass (a new module) comes with its example, and is listed above."""
+    """A new pass (a new module) comes with its example, is listed above, and runs."""
+    assert set(PASSES) == set(FIXED_POINT) | set(AFTER)
     modules = {m.name for m in pkgutil.iter_modules(optimize_package.__path__)} - SHARED
     tested = {step.__module__.rsplit(".", 1)[1] for step in PASSES}
     assert modules == tested

@@ -601,10 +601,10 @@ def chain_operations(tree):
 @given(chain=product_chains(), seed=st.integers(0, 2**16))
 def test_simplified_product_chains_compute_the_same_numbers_exactly(chain, seed):
     # merging powers of two and moving signs rounds nothing: the same bits, never more work
-    from srcgrad.optimize import simplify
+    from srcgrad.optimize import Context, simplify
 
     body = ast.parse(f"r = {chain}").body
-    simplified, _ = simplify(copy.deepcopy(body), set())
+    simplified, _ = simplify(copy.deepcopy(body), Context())
     ast.fix_missing_locations(simplified[0])
     values = dict(zip("abc", np.random.default_rng(seed).uniform(0.5, 2.0, (3, 4))))
     want = eval(compile(ast.Expression(body[0].value), "<chain>", "eval"), values)
@@ -642,9 +642,9 @@ def test_a_negated_first_term_becomes_a_subtraction():
 
 
 def test_a_negated_start_is_not_moved_past_a_write_into_what_it_reads():
-    from srcgrad.optimize import subtract_negated_start
+    from srcgrad.optimize import Context, subtract_negated_start
 
     tree = ast.parse("v = -y\ny[0] = 5.0\nv = v + b\nw = -b\nw = w + y")
-    body, changed = subtract_negated_start(tree.body, set())
+    body, changed = subtract_negated_start(tree.body, Context())
     assert changed
     assert [ast.unparse(s) for s in body] == ["v = -y", "y[0] = 5.0", "v = v + b", "w = y - b"]

@@ -32,6 +32,7 @@ import ast
 
 from .copies import propagate_copies
 from .dataflow import (
+    Context,
     _local,
     blocks,
     own_reads,
@@ -54,6 +55,9 @@ from .self_assignments import drop_self_assignments
 
 __all__ = [
     "optimize",
+    "Context",
+    "FIXED_POINT",
+    "AFTER",
     "LINE_LIMIT",
     "accumulate_in_place",
     "blocks",
@@ -102,29 +106,38 @@ def _optimize(
     helpers: dict[str, str] | None,
     xp: str | None,
 ) -> ast.FunctionDef:
-    params = {a.arg for a in func.args.args} | set(keep)
+    arguments = frozenset(a.arg for a in func.args.args)
+    ctx = Context(
+        params=arguments | frozenset(keep),
+        arguments=arguments,
+        xp=xp,
+        temporaries=frozenset(temporaries),
+        helpers=helpers,
+    )
     body = list(func.body)
-    arguments = {a.arg for a in func.args.args}
     for _ in range(100):
         changed = False
-        for step in (
-            fold_first_accumulation,
-            propagate_copies,
-            double_repeated_terms,
-            subtract_negated_start,
-            lambda b, p: reuse_computed_values(b, arguments, xp),
-            drop_self_assignments,
-            simplify,
-            eliminate_dead_code,
-        ):
-            body, did = step(body, params)
+        for step in FIXED_POINT:
+            body, did = step(body, ctx)
             changed = changed or did
         if not changed:
             break
-    body = inline_temporaries(body, set(temporaries), params)
-    body, _ = simplify(body, params)
-    body, _ = subtract_negated_start(body, params)  # (inlining makes more of them)
-    if helpers is not None:
-        body = accumulate_in_place(body, params, helpers)
+    for step in AFTER:
+        body, _ = step(body, ctx)
     func.body = body
     return func
+
+
+#: the passes run in turn until none changes anything
+FIXED_POINT = (
+    fold_first_accumulation,
+    propagate_copies,
+    double_repeated_terms,
+    subtract_negated_start,
+    reuse_computed_values,
+    drop_self_assignments,
+    simplify,
+    eliminate_dead_code,
+)
+#: then each once, in order (inlining makes more of the others' patterns)
+AFTER = (inline_temporaries, simplify, subtract_negated_start, accumulate_in_place)

@@ -6,6 +6,7 @@ import ast
 from collections import Counter
 
 from .dataflow import (
+    Context,
     _forget,
     _pure,
     _Replace,
@@ -19,7 +20,7 @@ from .dataflow import (
 )
 
 
-def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+def propagate_copies(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     """Remove ``a = b`` and ``a = <number>`` by substitution or renaming.
 
     Before::                              After::
@@ -33,6 +34,7 @@ def propagate_copies(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.s
     Only where ``a`` has this one definition and every read of it follows in
     the same block, and ``b`` does not change before those reads.
     """
+    params = ctx.params
     assigned = Counter(n for s in _statements(body) for n in own_writes(s))
     uses = Counter(n for s in _statements(body) for n in own_reads(s))
     changed = False

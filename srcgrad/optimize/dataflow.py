@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,6 +27,23 @@ def _reads(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Assign):  # the target's index (and written array) count too
         node = ast.Tuple(elts=[node.value, *node.targets], ctx=ast.Load())
     return loaded(node)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every pass is given besides the code (one signature for all:
+    ``pass(body, ctx) -> (body, changed)``)."""
+
+    #: names never substituted away: the function's parameters and the user's variables
+    params: frozenset[str] = frozenset()
+    #: the function's own parameters
+    arguments: frozenset[str] = frozenset()
+    #: the name the code calls the array module by (None: no array module)
+    xp: str | None = None
+    #: names the compiler made (``t3``), which inlining may write into their readers
+    temporaries: frozenset[str] = frozenset()
+    #: the names the code calls srcgrad's runtime helpers by (None: none known)
+    helpers: Mapping[str, str] | None = None
 
 
 #: while :func:`optimize` runs, in ``_local.memo``: each simple statement's reads and

@@ -6,10 +6,20 @@ import ast
 
 from ..analyze import popped
 from ..builder import is_comment
-from .dataflow import _meaningful, _pure, _pushed, _statements, blocks, own_reads, reads, target
+from .dataflow import (
+    Context,
+    _meaningful,
+    _pure,
+    _pushed,
+    _statements,
+    blocks,
+    own_reads,
+    reads,
+    target,
+)
 
 
-def eliminate_dead_code(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+def eliminate_dead_code(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     """Drop assignments whose value is never read (by liveness, loops included),
     and comments left heading nothing.
 

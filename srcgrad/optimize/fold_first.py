@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 import bisect
 
-from .dataflow import _accumulated, _is_zeros_like, blocks, reads, target, writes
+from .dataflow import Context, _accumulated, _is_zeros_like, blocks, reads, target, writes
 
 
-def fold_first_accumulation(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+def fold_first_accumulation(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     """``v = zeros_like(x)`` followed (in the same block) by ``v = v + c`` is ``v = c``.
 
     Before::                      After::

@@ -7,7 +7,7 @@ import math
 import operator
 
 from ..astwalk import copy_tree, nodes
-from .dataflow import _forget, _stmt_shares, blocks, target, written_in_place
+from .dataflow import Context, _forget, _stmt_shares, blocks, target, written_in_place
 
 _FOLD = {
     ast.Add: operator.add,
@@ -192,7 +192,7 @@ class _Simplify(ast.NodeTransformer):
         return node
 
 
-def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+def simplify(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     """Fold constants and algebraic identities inside every expression.
 
     Before::                          After::
@@ -208,6 +208,7 @@ def simplify(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bo
     one (``x_bar = 1.0 * y`` and then ``y[0] = y_old``, the adjoint sweep restoring
     ``y``, would change ``x_bar``).
     """
+    params = ctx.params
     mutated = {
         n.value.id
         for s in body  # (each top statement's walk takes in its nested blocks)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from .dataflow import _is_zeros_like, _statements, own_reads, own_writes, reads, target
+from .dataflow import Context, _is_zeros_like, _statements, own_reads, own_writes, reads, target
 
 
-def accumulate_in_place(
-    body: list[ast.stmt], params: set[str], helpers: dict[str, str]
-) -> list[ast.stmt]:
+def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     """``v = v + e`` is ``v += e``, and ``v = v + index_adjoint(g, x, i)`` is ``v[i] += g``,
     where no one else can see ``v``'s array: every value ``v`` is given is a new array
     (zeros, an index adjoint, the result of arithmetic), and ``v`` is read only by such
@@ -33,6 +31,9 @@ def accumulate_in_place(
         x_bar[0] += b_bar
         return (W_bar, x_bar)
     """
+    params, helpers = ctx.params, ctx.helpers
+    if helpers is None:
+        return body, False
     index_adjoint = helpers.get("index_adjoint")
     fresh_calls = {helpers.get(h) for h in ("index_adjoint", "index_adjoint_add")}
 
@@ -92,7 +93,8 @@ def accumulate_in_place(
                 elif kind != "array":
                     indexable.discard(v)
     if not candidates:
-        return body
+        return body, False
+    changed = False
 
     def rewrite(block: list[ast.stmt]) -> list[ast.stmt]:
         out = []
@@ -111,6 +113,8 @@ def accumulate_in_place(
                 else:
                     where = ast.Name(id=v, ctx=ast.Store())
                 out.append(ast.copy_location(ast.AugAssign(target=where, op=ast.Add(), value=e), s))
+                nonlocal changed
+                changed = True
                 continue
             for field in ("body", "orelse"):
                 inner = getattr(s, field, None)
@@ -119,7 +123,8 @@ def accumulate_in_place(
             out.append(s)
         return out
 
-    return rewrite(body)
+    body = rewrite(body)
+    return body, changed
 
 
 def _as_index(value: ast.expr) -> ast.expr:

@@ -7,6 +7,7 @@ from collections import Counter
 
 from ..astwalk import copy_tree
 from .dataflow import (
+    Context,
     _pure,
     _Replace,
     _statements,
@@ -24,9 +25,7 @@ from .dataflow import (
 LINE_LIMIT = 80
 
 
-def inline_temporaries(
-    body: list[ast.stmt], temporaries: set[str], params: set[str] = frozenset()
-) -> list[ast.stmt]:
+def inline_temporaries(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     """Write each temporary read exactly once into the statement that reads it.
 
     Before::                  After::
@@ -40,8 +39,10 @@ def inline_temporaries(
     through a name sharing its memory: ``t2 = x[::2]; x[::2] = v`` changes ``t2``) and
     the merged statement stays within ``LINE_LIMIT``.
     """
+    temporaries, params = ctx.temporaries, ctx.params
     hazards = written_in_place(body, params)
     changed = True
+    inlined = False
     while changed:  # (one pass finds nearly all: an inlining only lengthens other merges)
         changed = False
         all_reads = Counter(n for s in _statements(body) for n in own_reads(s))
@@ -67,8 +68,8 @@ def inline_temporaries(
                 del block[i], facts[i]
                 all_reads[a] -= 1
                 assigned[a] -= 1
-                changed = True
-    return body
+                changed = inlined = True
+    return body, inlined
 
 
 class _Summary:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from .dataflow import _accumulated, _pure, _written_into, blocks, reads, target, writes
+from .dataflow import Context, _accumulated, _pure, _written_into, blocks, reads, target, writes
 
 
 def _negated(value: ast.expr) -> ast.expr | None:
@@ -19,7 +19,7 @@ def _negated(value: ast.expr) -> ast.expr | None:
     return None
 
 
-def subtract_negated_start(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+def subtract_negated_start(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     """``v = -a`` followed (in the same block) by ``v = v + b`` is ``v = b - a``, where
     nothing between reads or writes ``v`` or changes what ``a`` reads: one operation
     instead of two, and exactly the same numbers (``-a + b`` is ``b - a``).

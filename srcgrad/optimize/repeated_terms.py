@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from .dataflow import _pure, blocks, reads, target
+from .dataflow import Context, _pure, blocks, reads, target
 
 
-def double_repeated_terms(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+def double_repeated_terms(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     """``v = e`` then ``v = v + e`` is ``v = e * 2`` (both of ``x * x``'s operands give
     ``x``'s adjoint the same term; doubling is exact).
 

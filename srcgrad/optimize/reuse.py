@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 
 from ..rules import RULES
-from .dataflow import _forget, _statements, _written_into, own_writes, target
+from .dataflow import Context, _forget, _statements, _written_into, own_writes, target
 
 #: the names numpy gives the ufuncs the rule table has rules for: a ufunc's value depends
 #: on its arguments alone (no state; a call with keywords, ``out=`` among them, is left
@@ -18,9 +18,7 @@ _PURE_CALLS = frozenset(
 )
 
 
-def reuse_computed_values(
-    body: list[ast.stmt], arguments: set[str], xp: str | None
-) -> tuple[list[ast.stmt], bool]:
+def reuse_computed_values(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     """A call the code has already made, into a name that still holds its value, is
     read from that name: rules recompute what the user often has (``sin``'s derivative
     is ``np.cos(x)``). Only top-level definitions of names given one value, from
@@ -33,6 +31,7 @@ def reuse_computed_values(
         b = np.cos(x)                    b = np.cos(x)
         x_bar = a_bar * np.cos(x)        x_bar = a_bar * b
     """
+    arguments, xp = ctx.arguments, ctx.xp
     if xp is None:
         return body, False
     if any(_written_into(stmt) for stmt in body):

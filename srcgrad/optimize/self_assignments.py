@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from .dataflow import blocks, target
+from .dataflow import Context, blocks, target
 
 
-def drop_self_assignments(body: list[ast.stmt], params: set[str]) -> tuple[list[ast.stmt], bool]:
+def drop_self_assignments(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     """``v = v`` does nothing.
 
     Before::                 After::
