@@ -13,13 +13,17 @@ from . import runtime
 from .analyze import Facts
 from .astwalk import copy_tree
 from .naming import Namer
+from .rules import helpers as rule_helpers
 
-#: the helpers generated code may call, by their names in srcgrad.runtime
-HELPERS = tuple(
-    name
-    for name, obj in vars(runtime).items()
-    if inspect.isfunction(obj) and obj.__module__ == runtime.__name__
-)
+#: the helpers generated code may call, by name: the generic ones of srcgrad.runtime,
+#: then those of each family of rules (srcgrad/rules/helpers/)
+HELPER_FUNCTIONS: dict[str, Any] = {
+    name: obj
+    for module in (runtime, *rule_helpers.MODULES)
+    for name, obj in vars(module).items()
+    if inspect.isfunction(obj) and obj.__module__ == module.__name__
+}
+HELPERS = tuple(HELPER_FUNCTIONS)
 
 COMMENT = "#"
 

@@ -25,9 +25,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from . import runtime
 from .backends import Backend
-from .builder import HELPERS, Builder, comment, comment_text, is_comment
+from .builder import HELPER_FUNCTIONS, HELPERS, Builder, comment, comment_text, is_comment
 from .naming import Namer, names_in
 
 _counter = itertools.count(1)
@@ -158,7 +157,7 @@ def _helpers_needed(used: set[str], builder: Builder) -> list[str]:
 
 #: the source of every runtime helper, read once (so a later edit of runtime.py
 #: cannot mix one helper's name with another's text)
-_HELPER_SOURCES = {h: inspect.getsource(getattr(runtime, h)) for h in HELPERS}
+_HELPER_SOURCES = {h: inspect.getsource(f) for h, f in HELPER_FUNCTIONS.items()}
 
 
 def _helper_tree(h: str) -> ast.FunctionDef:

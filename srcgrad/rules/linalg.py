@@ -4,7 +4,7 @@ See numpy_rules.py for how a row reads (``@``, ``np.matmul`` and ``np.dot``
 live there). The matrix functions work on stacks of matrices (the last two
 axes) wherever numpy does: ``inv``, ``solve``, ``det``, ``slogdet``,
 ``cholesky``, ``eigh``, ``svd``, ``qr``, ``pinv``. The long derivatives are
-helpers in :mod:`srcgrad.runtime` (``eigh_vjp`` and friends), each with its
+helpers in :mod:`srcgrad.rules.helpers.linalg` (``eigh_vjp`` and friends), each with its
 formula in its docstring.
 
 Functions returning tuples (``slogdet``, ``eigh``, ``svd``, ``qr``) have a

@@ -1,0 +1,8 @@
+"""Runtime helpers that belong to one family of rules, beside those rules.
+
+Generated code calls them by name, like the generic helpers of :mod:`srcgrad.runtime`;
+:data:`srcgrad.builder.HELPERS` lists both."""
+
+from . import elementwise, linalg, reductions, shapes
+
+MODULES = (elementwise, reductions, linalg, shapes)
