@@ -2,6 +2,7 @@
 
     python benchmarks/transform_cost.py            # the 30-line function
     python benchmarks/transform_cost.py --scaling  # 10 to 1,000 statements
+    python benchmarks/transform_cost.py --scaling --write  # and keep TRANSFORM_COST.md
 
 The first: a 30-line function with a loop and a helper call, differentiated in reverse
 and forward mode; prints the first call (transformation + run) and the median of later
@@ -13,6 +14,8 @@ least-squares fit of log time against log n (1 is linear).
 from __future__ import annotations
 
 import importlib.util
+import os
+import platform
 import statistics
 import sys
 import tempfile
@@ -120,11 +123,18 @@ def _exponent(sizes: list[int], times: list[float]) -> float:
     return float(np.polyfit(x, y, 1)[0])
 
 
-def scaling(sizes: tuple[int, ...] = (10, 30, 100, 300, 1000)) -> None:
+def scaling(sizes: tuple[int, ...] = (10, 30, 100, 300, 1000)) -> list[str]:
+    """The table's lines (printed as they come): first-call CPU time per size and mode."""
     args = (np.ones(4), np.full(4, 0.3), np.eye(4) * 0.5)
-    print("| function | mode | " + " | ".join(f"n = {n}" for n in sizes) + " | exponent |")
-    print("|---|---|" + "---|" * len(sizes) + "---|")
+    lines = [
+        "| function | mode | "
+        + " | ".join(f"n = {n}" for n in sizes)
+        + " | exponent | last two sizes |",
+        "|---|---|" + "---|" * len(sizes) + "---|---|",
+    ]
+    print(*lines, sep="\n")
     with tempfile.TemporaryDirectory() as folder:
+        srcgrad.grad(_function(3, False, Path(folder)))(*args)  # (one-time costs of a process)
         for loop in (False, True):
             for mode in ("reverse", "forward"):
                 times = []
@@ -135,11 +145,42 @@ def scaling(sizes: tuple[int, ...] = (10, 30, 100, 300, 1000)) -> None:
                     times.append(time.process_time() - start)
                 cells = " | ".join(f"{t * 1e3:.0f} ms" for t in times)
                 kind = "loop body" if loop else "straight line"
-                print(f"| {kind} | {mode} | {cells} | {_exponent(list(sizes), times):.2f} |")
+                fit = _exponent(list(sizes), times)
+                last = _exponent(list(sizes[-2:]), times[-2:])
+                lines.append(f"| {kind} | {mode} | {cells} | {fit:.2f} | {last:.2f} |")
+                print(lines[-1], flush=True)
+    return lines
+
+
+#: where ``--scaling --write`` keeps the latest table
+TABLE = Path(__file__).resolve().parent / "TRANSFORM_COST.md"
+
+
+def write(lines: list[str]) -> None:
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime())
+    text = [
+        "# Cost of making a derivative",
+        "",
+        f"`python benchmarks/transform_cost.py --scaling --write`, {stamp},",
+        f"numpy {np.__version__}, Python {sys.version.split()[0]}, {platform.machine()}, "
+        f"{os.cpu_count()} CPUs.",
+        "",
+        "First call of `srcgrad.grad(f, mode=...)` (making the derivative, and running it",
+        "once), CPU time, after one small derivative has paid the process's one-time",
+        "costs. `f` is straight-line numpy code of n statements, or a loop of 3 trips",
+        "whose body has n statements. Exponent: the slope of a least-squares fit of log",
+        "time against log n (1 is linear); last two sizes: the slope between them alone.",
+        "",
+        *lines,
+        "",
+    ]
+    TABLE.write_text("\n".join(text))
 
 
 if __name__ == "__main__":
     if "--scaling" in sys.argv[1:]:
-        scaling()
+        table = scaling()
+        if "--write" in sys.argv[1:]:
+            write(table)
     else:
         main()
