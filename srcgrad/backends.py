@@ -470,3 +470,16 @@ def backend_of(args: list[Any], names: list[str]) -> Backend:
     import cupy
 
     return Backend("cupy", cupy)
+
+
+def module_of(x: Any) -> Any:
+    """The array module of ``x``, one of the arrays ``check_arguments`` lets through."""
+    if isinstance(x, np.ndarray):
+        return np
+    if is_dask(x):
+        return dask_numpy()
+    if is_cupy(x):
+        import cupy
+
+        return cupy
+    raise TypeError(f"srcgrad computes with numpy, cupy and dask arrays, not {type(x)!r}")
