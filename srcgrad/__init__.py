@@ -17,21 +17,11 @@ adjoint statements in reverse order)::
     print(loss.source)     # the code that computed it
 """
 
-from .api import (
-    Derivative,
-    Jacobian,
-    grad,
-    hessian,
-    hvp,
-    jacobian,
-    jvp,
-    show,
-    value_and_grad,
-    vjp,
-)
+from .api import Derivative, grad, jvp, show, value_and_grad, vjp
 from .custom import Primitive, primitive, stop_gradient
 from .errors import NoDerivativeError, SrcgradError, UnsupportedSyntaxError
 from .export import export
+from .jacobians import Jacobian, hessian, hvp, jacobian
 
 __version__ = "0.1.0"
 

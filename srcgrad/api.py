@@ -16,7 +16,7 @@ import random
 import types
 import weakref
 from collections.abc import Callable, MutableMapping, Sequence
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from .results import (
     _unflatten,
     _zero_tangent,
 )
+
+if TYPE_CHECKING:  # (jacobian.py builds on this module)
+    from .jacobians import HessianVectorProduct, Jacobian
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
 
@@ -1161,244 +1164,10 @@ def _make(kind: str, func: Any, wrt: Wrt, **options: Any) -> Any:
     return Derivative(func, kind, wrt, **options)
 
 
-class Jacobian:
-    """The Jacobian of ``func`` with respect to ``wrt``: an array of shape
-    ``out.shape + arg.shape`` (a tuple of them for a tuple ``wrt``). In forward mode
-    ``func`` may return a tuple of arrays: then a tuple with an entry for each (each an
-    array, or a tuple for a tuple ``wrt``).
-
-    ``mode="reverse"`` runs the generated vjp once per output element;
-    ``mode="forward"`` runs the generated jvp once per input element. Choose
-    the mode whose count is smaller. ``.source`` is the generated code used.
-    """
-
-    #: (what analysis looks for to say that a differentiated function calls one)
-    __srcgrad_derivative__ = True
-
-    def __init__(self, func: Callable[..., Any], wrt: Wrt, mode: str = "reverse") -> None:
-        if mode not in _MODES:
-            raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
-        if isinstance(func, Derivative):
-            if func.kind in ("grad", "vjp") and mode == "reverse":
-                raise TypeError(
-                    f"jacobian of {func!r} in reverse mode would run reverse mode over its "
-                    "reverse-mode code, which srcgrad does not do; pass mode='forward' "
-                    "(srcgrad.hessian(f) is jacobian(grad(f), mode='forward'))"
-                )
-        elif not inspect.isfunction(func):
-            raise TypeError(_not_a_function(func, "jacobian"))
-        self.mode = mode
-        self._inner = Derivative(func, "vjp" if mode == "reverse" else "jvp", wrt)
-        #: the Jacobian of a jvp is that of its tangent output (as its gradient is)
-        self._tangent_output = self._inner._tangent_output
-        functools.update_wrapper(self, func, updated=())
-        self.__wrapped__ = func
-        self.wrt = self._inner.wrt
-
-    @property
-    def source(self) -> str:
-        """The generated code the Jacobian is assembled from (a vjp or a jvp)."""
-        return self._inner.source
-
-    def __repr__(self) -> str:
-        inner = self._inner
-        wrt = inner.wrt[0] if not inner._wrt_tuple else tuple(inner.wrt)
-        return (
-            f"<srcgrad.jacobian of {self.__wrapped__.__qualname__}, wrt={wrt!r}, "
-            f"mode={self.mode!r}>"
-        )
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        inner = self._inner
-        values = inner._bind(args, kwargs)
-        check_arguments(values, inner._params, inner.__name__)
-        for w in inner.wrt:
-            if pytree.is_node(values[inner._params.index(w)]):
-                raise TypeError(
-                    f"jacobian and hessian take arrays and floats as wrt arguments; {w!r} is a "
-                    f"{type(values[inner._params.index(w)]).__name__}. Use srcgrad.vjp, jvp or "
-                    "hvp, which take pytrees, or pass its leaves as separate arguments"
-                )
-        if self.mode == "reverse":
-            rows = self._rows(values)
-            return tuple(rows) if inner._wrt_tuple else rows[0]
-        blocks, several = self._columns(values)  # blocks[k][i]: output part i, argument k
-        per_part = [
-            tuple(b[i] for b in blocks) if inner._wrt_tuple else blocks[0][i]
-            for i in range(len(blocks[0]))
-        ]
-        return tuple(per_part) if several else per_part[0]
-
-    def _output(self, values: list[Any], out: Any = None) -> Any:
-        """The function's output for the call's ``values`` (``out`` where a pass gave it):
-        run on copies of them, so that a function writing into its arguments cannot
-        change the caller's; a clear error for a container (in forward mode, a tuple of
-        arrays is taken: one Jacobian for each)."""
-        if out is None:
-            out = self.__wrapped__(*_copied(values))
-            if self._tangent_output:
-                out = out[1]
-        several = (
-            self.mode == "forward"
-            and type(out) is tuple
-            and not any(isinstance(o, (tuple, list, dict)) for o in out)
-        )
-        if isinstance(out, (tuple, list, dict)) and not several:
-            where = "" if self.mode == "reverse" else " (or a tuple of arrays)"
-            raise TypeError(
-                f"jacobian takes a function returning one array{where}; "
-                f"{self.__wrapped__.__qualname__!r} returns a {type(out).__name__}. Take the "
-                "Jacobian of a function returning one of its elements"
-                + (", or pass mode='forward', which takes a tuple of arrays" if not where else "")
-                + ", or use srcgrad.vjp or srcgrad.jvp, which take and give tuples"
-            )
-        return out
-
-    def _rows(self, values: list[Any]) -> list[Any]:
-        """Reverse mode: row ``i`` of each Jacobian is the vjp of the basis cotangent ``e_i``."""
-        inner = self._inner
-        out = self._output(values)
-        xp = _module_of(out) if hasattr(out, "shape") and not isinstance(out, np.generic) else np
-        wrt_values = [values[inner._params.index(w)] for w in inner.wrt]
-        jacobians = [
-            xp.zeros(np.shape(out) + np.shape(v), dtype=_float_dtype(out, v)) for v in wrt_values
-        ]
-        count = math.prod(np.shape(out))
-        passes = _Passes(inner, "jacobian(..., mode='reverse')", values, count, "output element")
-        for index in np.ndindex(np.shape(out)):
-            dout = xp.zeros_like(out, dtype=jacobians[0].dtype) if np.ndim(out) else 1.0
-            if np.ndim(out):
-                dout[index] = 1
-            passes.check()
-            grads = inner(*values, dout)
-            grads = grads if inner._wrt_tuple else (grads,)
-            for jac, g in zip(jacobians, grads):
-                jac[index] = g
-        return [_like_jacobian(j, out, v) for j, v in zip(jacobians, wrt_values)]
-
-    def _columns(self, values: list[Any]) -> tuple[list[list[Any]], bool]:
-        """Forward mode: column ``j`` is the jvp of the basis tangent ``e_j``. For each
-        ``wrt`` argument, a Jacobian for each part of the output (one part unless it is a
-        tuple), and whether it is a tuple."""
-        inner = self._inner
-        wrt_values = [values[inner._params.index(w)] for w in inner.wrt]
-        zeros = [_zero_tangent(v) for v in wrt_values]
-        count = sum(math.prod(np.shape(v)) for v in wrt_values)
-        passes = _Passes(inner, "jacobian(..., mode='forward')", values, count, "input element")
-        out: Any = None
-        result = []
-        for k, v in enumerate(wrt_values):
-            xp = _module_of(v) if _is_array(v) else np  # (a number: numpy's zeros)
-            jacs: list[Any] | None = None
-            for index in np.ndindex(np.shape(v)):
-                tangents = list(zeros)
-                if np.ndim(v):
-                    basis = xp.zeros_like(v)
-                    basis[index] = 1
-                    tangents[k] = basis
-                else:
-                    tangents[k] = type(v)(1.0) if isinstance(v, (float, np.generic)) else 1.0
-                value, column = inner(*values, *tangents)
-                if self._tangent_output:
-                    value, column = value[1], column[1]
-                passes.check(value)
-                if jacs is None:
-                    out = self._output(values, value)
-                    jacs = [
-                        xp.zeros(np.shape(o) + np.shape(v), dtype=_float_dtype(o, v))
-                        for o in _parts(out)
-                    ]
-                for jac, part in zip(jacs, _parts(out, column)):
-                    jac[(Ellipsis, *index)] = part
-            if jacs is None:  # no elements: no pass gave the output's shape
-                out = self._output(values, out)
-                jacs = [
-                    xp.zeros(np.shape(o) + np.shape(v), dtype=_float_dtype(o, v))
-                    for o in _parts(out)
-                ]
-            result.append([_like_jacobian(j, o, v) for j, o in zip(jacs, _parts(out))])
-        return result, type(out) is tuple
-
-
-def _parts(out: Any, like: Any = None) -> tuple:
-    """The parts of a Jacobian's output ``out`` (itself, unless a tuple), or of ``like``
-    (a tangent of it) in the same way."""
-    if type(out) is tuple:
-        return tuple(like) if like is not None else out
-    return (like if like is not None else out,)
-
-
-def _float_dtype(out: Any, v: Any) -> Any:
-    return np.result_type(getattr(out, "dtype", np.float64), getattr(v, "dtype", np.float64))
-
-
-def _like_jacobian(jac: Any, out: Any, v: Any) -> Any:
-    """A Jacobian of a scalar function of a scalar is a scalar of the argument's type."""
-    if np.ndim(jac) == 0:
-        return _like(jac, v) if not isinstance(v, np.ndarray) else jac
-    return jac
-
-
-def jacobian(func: Callable[..., Any] | None = None, wrt: Wrt = 0, *, mode: str = "reverse") -> Any:
-    """The Jacobian of ``func`` with respect to argument(s) ``wrt``: an array of shape
-    ``out.shape + arg.shape`` (a tuple of them when ``wrt`` is a tuple).
-
-    Works as ``jacobian(f)``, ``@jacobian`` and ``@jacobian(wrt="w")``.
-    ``mode="reverse"`` costs one vjp per output element, ``mode="forward"`` one
-    jvp per input element.
-    """
-    if func is None:
-        return lambda f: Jacobian(f, wrt, mode)
-    return Jacobian(func, wrt, mode)
-
-
-def hessian(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
-    """The Hessian of ``func``'s scalar output with respect to argument ``wrt``: an array
-    of shape ``arg.shape + arg.shape``, by forward mode over the reverse-mode gradient
-    (one Hessian-vector product per input element). For a tuple ``wrt``, its blocks:
-    ``H[i][j]``, of shape ``arg_i.shape + arg_j.shape``, is the derivative of the gradient
-    for ``wrt[i]`` with respect to ``wrt[j]`` (as ``jax.hessian`` with a tuple ``argnums``)."""
-    if func is None:
-        return lambda f: hessian(f, wrt)
-    return Jacobian(Derivative(func, "grad", wrt), wrt, mode="forward")
-
-
-class HessianVectorProduct:
-    """``hvp(f)(*args, v)``: the Hessian of ``f`` times ``v``, without forming the Hessian:
-    forward mode over the reverse-mode gradient, at about the cost of two gradients."""
-
-    #: (what analysis looks for to say that a differentiated function calls one)
-    __srcgrad_derivative__ = True
-
-    def __init__(self, func: Callable[..., Any], wrt: Wrt) -> None:
-        self._jvp = Derivative(Derivative(func, "grad", wrt), "jvp", wrt)
-        functools.update_wrapper(self, func, updated=())
-        self.__wrapped__ = func
-
-    @property
-    def source(self) -> str:
-        """The generated code: the jvp of the generated gradient."""
-        return self._jvp.source
-
-    def __repr__(self) -> str:
-        wrt = self._jvp.wrt[0] if not self._jvp._wrt_tuple else tuple(self._jvp.wrt)
-        return f"<srcgrad.hvp of {self.__wrapped__.__qualname__}, wrt={wrt!r}>"
-
-    def __call__(self, *args: Any) -> Any:
-        _, product = self._jvp(*args)
-        return product
-
-
-def hvp(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
-    """A callable taking ``func``'s arguments, then one vector per ``wrt`` argument (shaped
-    like it), and returning the Hessian-vector product(s)."""
-    if func is None:
-        return lambda f: HessianVectorProduct(f, wrt)
-    return HessianVectorProduct(func, wrt)
-
-
 def show(derivative: Derivative | Jacobian | HessianVectorProduct, file: Any = None) -> None:
     """Print the generated source of ``derivative`` with line numbers."""
+    from .jacobians import HessianVectorProduct, Jacobian
+
     if not isinstance(derivative, (Derivative, Jacobian, HessianVectorProduct)):
         raise TypeError(
             f"show takes an object made by a srcgrad transformation, got {derivative!r}"
