@@ -244,10 +244,15 @@ class _Reverse:
         self.shapes: dict[tuple[int, str], ast.expr] = {}  # recomputed shapes for those
         self.saves: dict[int, str] = {}  # id(statement) -> where it saves, outside loops
         # what the adjoint reads decides what is recorded; recording adds reads (a
-        # branch replayed only to restore), so go round until nothing changes
+        # branch replayed only to restore), so go round until nothing changes. This
+        # converges: `needed` only grows (each round adds what the adjoint reads to it)
+        # and `pushed` is a function of `needed` (and of facts fixed here), so a round
+        # that adds no name changes nothing more and ends the loop: at most one round
+        # per name, and one more.
         self.uniform_ok = self._uniform_candidates()
         self.levels: set[str] = set()  # names given scalars by _frozen
-        for _ in range(10):
+        names = set(self.params) | set(facts.definitions) | facts.loop_indices
+        for _ in range(len(names) + 2):
             self.shape_reads = []
             self.shapes = {}
             self.uniform: dict[str, ast.expr] = {}  # see _uniform_contributions
@@ -260,6 +265,8 @@ class _Reverse:
             if pushed == self.pushed and self.needed == needed:
                 break
             self.pushed = pushed
+        else:  # (cannot happen, by the argument above: never go on with a partial record)
+            raise AssertionError("srcgrad: what reverse mode records did not settle")
         self.last_origin = None
 
     # -- facts about names ---------------------------------------------------------------
