@@ -1,7 +1,7 @@
 """Analysis: which names may share memory, and the in-place changes srcgrad cannot follow.
 
 In:  a :class:`~srcgrad.normalize.Normalized` function and its
-:class:`~srcgrad.analyze.Facts` (which names hold lists, ranks).
+:class:`~srcgrad.facts.Facts` (which names hold lists, ranks).
 Out: :class:`Aliases`: for every statement that changes an array or a list in place
 (``y[i] = v``, ``xs.append(v)``, and ``x += v``, which normalize spells ``x = x + v``),
 the memory each name may refer to just before it; and the problems found there.
@@ -45,15 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from .analyze import (
-    Facts,
-    is_append,
-    is_setitem,
-    is_user_function,
-    popped,
-    resolve_static,
-    walk_block,
-)
+from .analyze import is_user_function
+from .facts import Facts, is_append, is_setitem, popped, resolve_static, walk_block
 from .normalize import Normalized, is_static
 from .parse import source_text
 

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from . import emit, pipeline, pytree
-from .analyze import LEAF
 from .backends import (
     NUMPY,
     Backend,
@@ -36,6 +35,7 @@ from .backends import (
 )
 from .dtypes import FLOAT, value_kind
 from .errors import SrcgradError
+from .facts import LEAF
 from .parse import ParsedFunction, env_is_current, free_name_sources, sources_current
 from .results import (
     _COMPLEX_GRADIENT,

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from . import runtime
-from .analyze import Facts
 from .astwalk import copy_tree
+from .facts import Facts
 from .naming import Namer
 from .rules import helpers as rule_helpers
 

@@ -1,6 +1,6 @@
 """Stage 4a, forward mode: a core function in, its Jacobian-vector product out.
 
-In:  a normalized function, its :class:`~srcgrad.analyze.Facts`, the
+In:  a normalized function, its :class:`~srcgrad.facts.Facts`, the
 ``wrt`` parameters and a :class:`~srcgrad.builder.Builder`.
 Out: ``jvp_f(x, ..., x_dot)`` returning ``(value, value_dot)``: the primal
 with, after every assignment to an active name, the statement for its
@@ -25,9 +25,10 @@ import dataclasses
 import inspect
 from typing import Any
 
-from .analyze import TREE, Facts, check_mode, makes_sequence
 from .astwalk import copy_tree
 from .builder import Builder, add, assign, name
+from .checks import check_mode
+from .facts import TREE, Facts, makes_sequence
 from .normalize import Normalized
 from .rules import instantiate
 

@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import emit as emit_stage
-from .analyze import Facts, analyze, check_facts
+from .analyze import analyze
 from .astwalk import copy_tree, stored
 from .backends import NUMPY, Backend
 from .builder import HELPERS, Builder, function_def, is_marker
+from .checks import check_facts
+from .facts import Facts
 from .forward import forward
 from .naming import Namer
 from .normalize import Normalized, dict_keys, normalize

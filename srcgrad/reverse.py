@@ -1,6 +1,6 @@
 """Stage 4b, reverse mode: a core function in, its gradient or VJP out.
 
-In:  a normalized function, its :class:`~srcgrad.analyze.Facts`, the
+In:  a normalized function, its :class:`~srcgrad.facts.Facts`, the
 ``wrt`` parameters, a :class:`~srcgrad.builder.Builder` and what to return
 (``kind``: ``"grad"``, ``"value_and_grad"`` or ``"vjp"``).
 Out: a function that runs the primal sweep, then the adjoint sweep: the
@@ -47,10 +47,11 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from .analyze import Facts, assigned_name, check_mode, is_setitem, walk_block
 from .astwalk import copy_tree, loaded, nodes
 from .builder import Builder, add, assign, comment, marker, name
+from .checks import check_mode
 from .errors import UnsupportedSyntaxError
+from .facts import Facts, assigned_name, is_setitem, walk_block
 from .forward import call_signature
 from .normalize import Normalized
 from .rules import instantiate

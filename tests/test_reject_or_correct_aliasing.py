@@ -966,7 +966,8 @@ def test_aliases_followed(row: Right, mode: str) -> None:
 def test_alias_analysis_result() -> None:
     """The analysis is a plain result: places before each in-place change."""
     from srcgrad.aliases import aliases
-    from srcgrad.analyze import analyze, is_setitem
+    from srcgrad.analyze import analyze
+    from srcgrad.facts import is_setitem
     from srcgrad.pipeline import front
 
     norm = front(reshape_view_then_write)

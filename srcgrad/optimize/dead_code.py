@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from ..analyze import popped
 from ..builder import is_comment
+from ..facts import popped
 from .dataflow import (
     Context,
     _meaningful,

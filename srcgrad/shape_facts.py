@@ -1,0 +1,293 @@
+"""Part of analyze: each name's shape facts (rank, broadcast key, which axes are
+surely not of length 1), forward through the function; pytree structure of arguments."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import numpy as np
+
+from .facts import LEAF, SCALAR, Facts, Op, Shape
+
+
+def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:
+    """Broadcast keys and ranks. A name defined more than once, or in a loop, gets
+    its own key, and the rank every definition agrees on, found by optimistic
+    iteration (a definition that reads a name whose rank is not found yet
+    waits for the next round). Its axes known not to have length 1 are those every
+    definition's are (from the optimistic start, they only shrink)."""
+    multi = {n for n, defs in facts.definitions.items() if len(defs) > 1 or defs[0][1] > 0}
+    multi -= facts.loop_indices
+    for name in facts.loop_indices:
+        facts.shapes[name] = SCALAR
+    state: dict[str, int | None] = {}  # absent: not known yet
+    wide: dict[str, tuple[bool, ...] | None] = {}
+    conflict = object()
+    for param in facts.params:  # a parameter's first value is its argument
+        if param.arg in multi and param.arg in facts.shapes:
+            state[param.arg] = facts.shapes[param.arg].rank
+            wide[param.arg] = facts.shapes[param.arg].wide
+
+    def joined(name: str) -> Shape:
+        rank = _plain(state.get(name))
+        known = wide.get(name)
+        return Shape(frozenset({name}), rank, known if rank is not None else None)
+
+    settled = False
+    for _ in range(20):
+        before = dict(state), dict(wide)
+        for name in multi:
+            facts.shapes[name] = joined(name)
+        for stmt in assigns:
+            op = facts.ops[stmt]
+            _update_ranks(op, facts)
+            shape = _result_shape(op, facts)
+            facts.op_shapes[id(stmt)] = shape
+            if op.target not in multi:
+                facts.shapes[op.target] = shape
+                continue
+            waiting = any(
+                isinstance(a, ast.Name) and a.id in multi and a.id not in state
+                for a in op.args.values()
+            )
+            if waiting:
+                continue
+            old = state.get(op.target)
+            if op.target not in state:
+                state[op.target] = shape.rank
+                wide[op.target] = shape.wide
+            else:
+                if old is not conflict and old != shape.rank:
+                    state[op.target] = conflict
+                wide[op.target] = _both_wide(wide[op.target], shape.wide)
+            facts.shapes[op.target] = joined(op.target)
+        if (state, wide) == before:
+            settled = True
+            break
+    for name in multi:
+        rank = state.get(name)
+        if rank == 0 and rank is not conflict:
+            facts.shapes[name] = SCALAR  # every definition gives a scalar: shape ()
+        else:
+            facts.shapes[name] = joined(name) if settled else Shape(frozenset({name}), _plain(rank))
+    for stmt in assigns:
+        _update_ranks(facts.ops[stmt], facts)
+        facts.op_shapes[id(stmt)] = _result_shape(facts.ops[stmt], facts)
+
+
+def _both_wide(a: tuple[bool, ...] | None, b: tuple[bool, ...] | None) -> tuple[bool, ...] | None:
+    """The axes known not to have length 1 in both of two values (of one rank)."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(x and y for x, y in zip(a, b))
+
+
+def _plain(rank: Any) -> int | None:
+    return rank if isinstance(rank, int) else None
+
+
+def _update_ranks(op: Op, facts: Facts) -> None:
+    """Tell a rule's context the ranks of its operands, as known now."""
+    if op.ctx is None:
+        return
+    for p, a in op.args.items():
+        op.ctx.ranks[p] = facts.shape(a).rank
+        if isinstance(a, ast.Name) and a.id in facts.lengths:
+            op.ctx.ranks[f"len:{p}"] = facts.lengths[a.id]
+    for key in op.ctx.ranks:
+        if key.startswith("index:"):
+            op.ctx.ranks[key] = facts.shape(ast.Name(id=key[6:])).rank
+
+
+def _static_shape(name: str, value: Any) -> Shape:
+    if isinstance(value, (bool, int, float, complex, np.generic, type, np.dtype)):
+        return SCALAR  # (a type or dtype, as a dtype argument: not an array operand)
+    if isinstance(value, np.ndarray):
+        return Shape(frozenset({name}) if value.ndim else frozenset(), value.ndim)
+    return Shape(frozenset({name}), None)
+
+
+def _tree_parts(facts: Facts, assigns: list[ast.stmt], params: set[str]) -> None:
+    """The structure of every name read out of a pytree argument (``layer = layers[i]``,
+    ``W = p["W"]``), where all its definitions agree on one."""
+    for _ in range(len(assigns) + 1):  # a loop may read a part defined later in its body
+        found: dict[str, list[Any]] = {}
+        found_wide: dict[str, list[Any]] = {}
+        for stmt in assigns:
+            op = facts.ops[stmt]
+            x = op.args.get("x") if op.key in ("getitem", "copy") else None
+            part = wide = None
+            if isinstance(x, ast.Name) and x.id in facts.trees:
+                part, wide = facts.trees[x.id], facts.tree_wide.get(x.id)
+                if op.key == "getitem":
+                    index = op.ctx.index if op.ctx else None
+                    part = _tree_child(part, index)
+                    wide = _tree_child(wide, index) if wide and wide[0] != LEAF else None
+            found.setdefault(op.target, []).append(part)
+            found_wide.setdefault(op.target, []).append(wide)
+        before = dict(facts.trees), dict(facts.tree_wide)
+        for target, parts in found.items():
+            if target in params:
+                continue
+            defs = facts.definitions.get(target, [])
+            wides = found_wide[target]
+            if (
+                len(parts) == len(defs)
+                and parts[0] is not None
+                and parts.count(parts[0]) == len(parts)
+            ):
+                facts.trees[target] = parts[0]
+                if wides[0] is not None and wides.count(wides[0]) == len(wides):
+                    facts.tree_wide[target] = wides[0]
+                else:
+                    facts.tree_wide.pop(target, None)
+            else:
+                facts.trees.pop(target, None)
+                facts.tree_wide.pop(target, None)
+        if (facts.trees, facts.tree_wide) == before:
+            return
+
+
+def _tree_child(structure: Any, index: ast.expr | None) -> Any:
+    """The structure of ``value[index]`` for a value of this structure, if known."""
+    if not isinstance(structure, tuple) or index is None:
+        return None
+    kind, items = structure
+    if isinstance(index, ast.Constant):
+        key = index.value
+        if kind == "dict":
+            return next((s for k, s in items if k == key), None)
+        if type(key) is int and -len(items) <= key < len(items):
+            return items[key]
+        return None
+    if kind == "dict":  # any value of a dict whose values are alike
+        items = tuple(s for _, s in items)
+    if items and all(s == items[0] for s in items):
+        return items[0]  # any element of a list whose elements are alike
+    return None
+
+
+def _result_shape(op: Op, facts: Facts) -> Shape:
+    part = facts.trees.get(op.target)
+    if isinstance(part, int) and op.key in ("getitem", "copy"):  # a leaf of a pytree
+        leaf = facts.tree_wide.get(op.target)
+        wide = leaf[1] if leaf and leaf[0] == LEAF and len(leaf[1] or ()) == part else None
+        return SCALAR if part == 0 else Shape(frozenset({op.target}), part, wide)
+    rule = op.rule
+    if rule is None or op.ctx is None:
+        return Shape(frozenset({op.target}), None)
+    if op.key in ("copy", "setitem"):
+        return facts.shape(op.args["x"])
+    if op.key in ("pack", "append"):
+        return Shape(frozenset({op.target}), None)
+    rank = rule.rank(op.ctx) if rule.rank else None
+    if rank == 0:
+        return SCALAR
+    wide = _result_wide(op, facts, rank)
+    if op.key == "getitem":
+        token = _slice_token(op, facts)
+        if token is not None:
+            return Shape(frozenset({token}), rank, wide)
+    if rule.elementwise:
+        key = frozenset().union(*(facts.shape(a).key for a in op.args.values()))
+        return Shape(key, rank, wide)
+    return Shape(frozenset({op.target}), rank, wide)
+
+
+def _slice_token(op: Op, facts: Facts) -> str | None:
+    """A broadcast key shared by slices that provably have one shape: ``x[1:]`` and
+    ``x[:-1]`` both have ``len(x) - 1`` rows, whatever ``x``'s length. Each part of the
+    index is ``:`` or a step-1 slice from a start >= 0 to an end < 0 (or none), whose
+    length is the axis's less ``start - end``; ``x`` is a value given once."""
+    x = op.args.get("x")
+    if not isinstance(x, ast.Name) or facts.shape(x).rank is None:
+        return None
+    base = facts.shape(x).key
+    params = {a.arg for a in facts.params}
+    for n in base:  # names given one value (parameters and single definitions)
+        defs = facts.definitions.get(n, [])
+        if (n in params and defs) or len(defs) > 1 or any(depth > 0 for _, depth in defs):
+            return None
+    index = op.ctx.index
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    offsets = []
+    for part in parts:
+        if not isinstance(part, ast.Slice) or part.step is not None:
+            return None
+        start, end = _int_const(part.lower, 0), _int_const(part.upper, 0)
+        if start is None or end is None or start < 0 or end > 0:
+            return None
+        if part.upper is not None and end == 0:
+            return None  # x[:0] is empty
+        offsets.append(str(start - end))
+    if all(o == "0" for o in offsets):
+        return None  # the whole of x: a copy, whose key is x's own
+    return "{" + ",".join(sorted(base)) + "}[" + ",".join(offsets) + "]"
+
+
+def _int_const(node: ast.expr | None, default: int) -> int | None:
+    if node is None:
+        return default
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return None
+
+
+def _result_wide(op: Op, facts: Facts, rank: int | None) -> tuple[bool, ...] | None:
+    """Which axes of an operation's result are known not to have length 1, from its
+    operands' (broadcasting, ``@``, ``.T``, and indexing with integers and ``:``)."""
+    if rank is None:
+        return None
+    operands = [facts.shape(op.args[p]) for p in op.rule.params if p in op.args]
+    if op.rule.elementwise:
+        if any(s.rank is None or s.rank > rank for s in operands):
+            return None
+        wide = [False] * rank
+        for s in operands:  # aligned on the right, as numpy broadcasts
+            for i, w in enumerate(s.wide or ()):
+                wide[rank - s.rank + i] |= w
+        return tuple(wide)
+    if op.key in (ast.MatMult, np.matmul) and len(operands) == 2:
+        a, b = (s.wide for s in operands)
+        if a is None or b is None or not a or not b:
+            return None
+        if len(b) == 1:  # a matrix (or a stack of them) times a vector
+            out = a[:-1]
+        elif len(a) == 1:
+            out = b[:-2] + b[-1:]
+        else:  # the stacks broadcast; then rows of a, columns of b
+            batch = max(len(a), len(b)) - 2
+            stack = [False] * batch
+            for w in (a[:-2], b[:-2]):
+                for i, x in enumerate(w):
+                    stack[batch - len(w) + i] |= x
+            out = (*stack, a[-2], b[-1])
+        return tuple(out) if len(out) == rank else None
+    if op.key == ("attr", "T") and operands and operands[0].wide is not None:
+        return tuple(reversed(operands[0].wide))
+    if op.key == "getitem" and operands and operands[0].wide is not None:
+        index = op.ctx.index
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        wide = list(operands[0].wide)
+        if len(parts) > len(wide):
+            return None
+        kept = []
+        for i, part in enumerate(parts):
+            if isinstance(part, ast.Slice) and not (part.lower or part.upper or part.step):
+                kept.append(wide[i])  # `:` keeps the axis
+            elif not (
+                (isinstance(part, ast.Constant) and type(part.value) is int)
+                or (isinstance(part, ast.Name) and part.id in facts.loop_indices)
+            ):
+                return None
+        out = tuple(kept) + tuple(wide[len(parts) :])
+        return out if len(out) == rank else None
+    return None
