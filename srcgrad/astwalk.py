@@ -60,17 +60,20 @@ def stored(node: ast.AST) -> list[str]:
     return [n.id for n in nodes(node) if type(n) is name and type(n.ctx) is store]
 
 
-def copy_tree(node: Any) -> Any:
+def copy_tree(node: Any, names: Any = None) -> Any:
     """A deep copy of a syntax tree (or a list of them), several times faster than
     :func:`copy.deepcopy`: nodes are rebuilt field by field, with their positions;
     the markers without fields or positions (``Load``, ``Add``...) are shared, as the
-    parser shares them.
+    parser shares them. ``names``: a mapping whose names in the tree are replaced by
+    copies of the expressions they map to (a substitution in the same walk).
     """
     if type(node) is list:
-        return [copy_tree(item) for item in node]
+        return [copy_tree(item, names) for item in node]
     if not isinstance(node, ast.AST):
         return node
     kind = type(node)
+    if names is not None and kind is ast.Name and node.id in names:
+        return copy_tree(names[node.id])
     fields = kind._fields
     if not fields and not kind._attributes:  # (a marker; never a statement: ids key facts)
         return node
@@ -78,9 +81,11 @@ def copy_tree(node: Any) -> Any:
     for field in fields:
         value = getattr(node, field, None)
         if type(value) is list:
-            value = [copy_tree(item) if isinstance(item, ast.AST) else item for item in value]
+            value = [
+                copy_tree(item, names) if isinstance(item, ast.AST) else item for item in value
+            ]
         elif isinstance(value, ast.AST):
-            value = copy_tree(value)
+            value = copy_tree(value, names)
         setattr(new, field, value)
     for attribute in kind._attributes:
         if hasattr(node, attribute):

@@ -47,3 +47,15 @@ def test_walks_find_the_names_ast_walk_finds():
 def test_copy_tree_copies_a_deep_expression():
     tree = ast.parse(" + ".join(f"x{k}" for k in range(300)), mode="eval")
     assert ast.unparse(copy_tree(tree)) == ast.unparse(tree)
+
+
+def test_copy_tree_substitutes_names_in_the_same_walk():
+    template = ast.parse("g * np.cos(x) + x", mode="eval").body
+    before = ast.dump(template)
+    x = ast.parse("a[i]", mode="eval").body
+    g = ast.parse("x + 1", mode="eval").body  # (what a name maps to is not substituted again)
+    out = copy_tree(template, {"x": x, "g": g})
+    assert ast.unparse(out) == "(x + 1) * np.cos(a[i]) + a[i]"
+    assert ast.dump(template) == before
+    shared = {id(n) for n in ast.walk(x) if type(n)._fields} & {id(n) for n in ast.walk(out)}
+    assert not shared  # (each use is a copy of its own)

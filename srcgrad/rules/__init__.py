@@ -180,16 +180,6 @@ def _parse_template(text: str) -> ast.expr:
     return ast.parse(text, mode="eval").body
 
 
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, mapping: Mapping[str, ast.expr]) -> None:
-        self.mapping = mapping
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        if node.id in self.mapping:
-            return copy_tree(self.mapping[node.id])
-        return node
-
-
 def instantiate(template: Any, ctx: Context) -> ast.expr:
     """The expression ``template`` stands for in this call.
 
@@ -201,8 +191,7 @@ def instantiate(template: Any, ctx: Context) -> ast.expr:
     result = template(ctx) if callable(template) else template
     if isinstance(result, ast.expr):
         return result
-    tree = copy_tree(_parse_template(result))
-    return _Substitute(ChainMap(ctx.symbols, ctx.args)).visit(tree)
+    return copy_tree(_parse_template(result), ChainMap(ctx.symbols, ctx.args))
 
 
 def primal_with(ctx: Context, param: str, replacement: ast.expr) -> ast.expr:
