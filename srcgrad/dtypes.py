@@ -223,14 +223,15 @@ def _float_valued(callee: Any) -> bool:
     result keeps an integer dtype), asked of numpy's own loop resolution."""
     if not isinstance(callee, np.ufunc):
         return False
-    known = _FLOAT_VALUED.get(callee.__name__)
+    known = _FLOAT_VALUED.get(callee)
     if known is None:
-        known = _FLOAT_VALUED[callee.__name__] = _resolves_to_floats(callee)
+        known = _FLOAT_VALUED[callee] = _resolves_to_floats(callee)
     return known
 
 
-#: per ufunc name, whether it is float-valued (see _float_valued)
-_FLOAT_VALUED: dict[str, bool] = {}
+#: per ufunc, whether it is float-valued (see _float_valued): by the object, since two
+#: ufuncs may share a name (``np.log1p`` and ``scipy.special.log1p``)
+_FLOAT_VALUED: dict[np.ufunc, bool] = {}
 _INTEGER_DTYPES = [np.dtype(t) for t in (bool, np.int8, np.uint8, np.int32, np.int64, np.uint64)]
 
 

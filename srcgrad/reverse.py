@@ -71,18 +71,6 @@ def _loads(trees: list[ast.AST]) -> set[str]:
     return {n for tree in trees for n in loaded(tree)}
 
 
-class _Substitute(ast.NodeTransformer):
-    """Names replaced by the expressions they stand for."""
-
-    def __init__(self, table: dict[str, ast.expr]) -> None:
-        self.table = table
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        if isinstance(node.ctx, ast.Load) and node.id in self.table:
-            return copy_tree(self.table[node.id])
-        return node
-
-
 def _plain_full_like(node: ast.AST) -> bool:
     """Whether ``node`` is ``np.full_like(x, value)``, with no shape or dtype given."""
     return (
@@ -381,7 +369,7 @@ class _Reverse:
                 elif len(n_defs) > 1 or any(depth > 0 for _, depth in n_defs):
                     stable = False
             if stable and self.home.get(v, id(self.norm.tree.body)) is not None:
-                out[v] = _Substitute(out).visit(copy_tree(value))
+                out[v] = copy_tree(value, out)  # (with the views it reads substituted)
         return out
 
     def _borrowed(self) -> dict[str, tuple[str, ast.expr]]:

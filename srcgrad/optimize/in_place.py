@@ -97,6 +97,7 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
     changed = False
 
     def rewrite(block: list[ast.stmt]) -> list[ast.stmt]:
+        nonlocal changed
         out = []
         for s in block:
             found = accumulation(s)
@@ -113,7 +114,6 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
                 else:
                     where = ast.Name(id=v, ctx=ast.Store())
                 out.append(ast.copy_location(ast.AugAssign(target=where, op=ast.Add(), value=e), s))
-                nonlocal changed
                 changed = True
                 continue
             for field in ("body", "orelse"):
