@@ -280,6 +280,9 @@ class _Flow:
         self.at: dict[int, dict[str, frozenset[Place]]] = {}
         self.sharing_at: dict[int, dict[str, frozenset[str]]] = {}
         self.fresh_sites: set[int] = set()  # statements whose new value holds new arrays
+        #: for a call whose result is a tuple display in the callee (``return a, b``): what
+        #: each position may be, view or hold, by the call's site (``t[0]`` and ``t[1]`` apart)
+        self.positions: dict[int, list[frozenset[Place]]] = {}
         self.visited: set[int] = set()  # statements visited once (see age)
         self.summaries: dict[tuple, Any] = {}  # user functions' results, by (id, ranks)
         self.final: dict[str, frozenset[Place]] = {}  # each name's places at the end
@@ -461,8 +464,13 @@ class _Flow:
             label = f"[{index.value}]"
         out: frozenset[Place] = frozenset()
         for place in places:
-            out |= self.elements.get(place, frozenset())
-            if place.kind == "new" and not place.name and place.site in self.fresh_sites:
+            fresh = place.kind == "new" and not place.name and place.site in self.fresh_sites
+            positions = self.positions.get(place.site) if fresh else None
+            if positions is not None and label != "[*]" and int(label[1:-1]) < len(positions):
+                out |= positions[int(label[1:-1])]
+            else:
+                out |= self.elements.get(place, frozenset())
+            if fresh:
                 out |= {Place("new", label, place.site, place.old)}
         return out
 
@@ -600,13 +608,32 @@ class _Flow:
             self.call_writes[id(stmt)] = (callee, changed)
         if summary.returns is None:
             return self.unknown(list(args), new, state)
-        indices, globals_ = summary.returns, summary.globals
-        places: frozenset[Place] = frozenset(globals_)
-        for i in indices:
-            places |= self.reach(self.of(args[i], state))
+        if summary.positions is not None:  # a new tuple: each position its own
+            per = [self.passed(args, i, g, state) for i, g in summary.positions]
+            per = [p | {_aged(q) for q in p if q.site} for p in per]
+            before = self.positions.get(new.site)
+            if before is not None and len(before) == len(per):
+                per = [a | b for a, b in zip(before, per)]
+            if per != before:
+                self.positions[new.site] = per
+                self.grew = True
+            self.made(new)
+            self.hold(frozenset({new}), frozenset().union(*per))
+            return frozenset({new})
+        places = self.passed(args, summary.returns, summary.globals, state)
         self.made(new)
         self.hold(frozenset({new}), places)
         return places | {new}
+
+    def passed(
+        self, args: list[ast.expr], indices: set[int], globals_: set[Place], state: dict
+    ) -> frozenset[Place]:
+        """The places of the arguments at ``indices``, all they hold, and ``globals_``."""
+        places: frozenset[Place] = frozenset(globals_)
+        for i in indices:
+            if i < len(args):
+                places |= self.reach(self.of(args[i], state))
+        return places
 
     def made(self, new: Place) -> frozenset[Place]:
         """A new array (or a tuple of new arrays, each its own)."""
@@ -637,6 +664,9 @@ class _Callee:
     returns: set[int] | None  # the parameters its result may share (None: any of them)
     globals: set[Place]  # the globals its result may share
     writes: set[int]  # the parameters whose memory it may change in place
+    #: where the result is a new tuple (``return a, b``): what each position may share
+    #: (parameters by position, and globals)
+    positions: list[tuple[set[int], set[Place]]] | None = None
 
 
 def _summary(func: Any, ranks: list[Any]) -> _Callee:
@@ -661,15 +691,46 @@ def _summary(func: Any, ranks: list[Any]) -> _Callee:
     finally:
         _SUMMARIZING.discard(func)
     found = facts.aliases
+
+    def shares(places: frozenset[Place]) -> tuple[set[int], set[Place]]:
+        reached = found.reach(places)
+        arguments = {params.index(p.name) for p in reached if p.kind == "argument"}
+        return arguments, {p for p in reached if p.kind == "global"}
+
     value = norm.tree.body[-1].value
     returned: frozenset[Place] = frozenset()
     if isinstance(value, ast.Name):
-        returned = found.reach(found.final.get(value.id, frozenset()))
-    return _Callee(
-        {params.index(p.name) for p in returned if p.kind == "argument"},
-        {p for p in returned if p.kind == "global"},
-        {params.index(p) for p in found.writes_arguments},
-    )
+        returned = found.final.get(value.id, frozenset())
+    callee = _Callee(*shares(returned), {params.index(p) for p in found.writes_arguments})
+    packed = _packed(norm.tree.body, found)
+    if packed is not None:
+        callee.positions = [shares(places) for places in packed]
+    return callee
+
+
+def _packed(body: list[ast.stmt], found: Aliases) -> list[frozenset[Place]] | None:
+    """Where a function ends ``out = (a, b, ...); return out`` (a tuple display of names
+    and constants): the places of each position."""
+    if len(body) < 2 or not isinstance(body[-2], ast.Assign):
+        return None
+    pack, value = body[-2], body[-1].value
+    target = pack.targets[0]
+    if not (
+        isinstance(value, ast.Name)
+        and isinstance(target, ast.Name)
+        and target.id == value.id
+        and isinstance(pack.value, ast.Tuple)
+    ):
+        return None
+    out = []
+    for element in pack.value.elts:
+        if isinstance(element, ast.Name) and element.id in found.final:
+            out.append(found.final[element.id])
+        elif isinstance(element, ast.Constant):
+            out.append(frozenset())
+        else:  # (a global, say: not followed position by position)
+            return None
+    return out
 
 
 def _parameter_names(func: Any) -> list[str]:

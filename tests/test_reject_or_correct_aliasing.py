@@ -963,6 +963,109 @@ def test_aliases_followed(row: Right, mode: str) -> None:
     check_right(row, mode)
 
 
+# A user's function that returns a tuple display: each position shares what its own
+# element shares, not what any element does (an int cast of one argument at one
+# position, a new array at another, was refused; found by the thorough random programs).
+
+
+def new_and_argument(u, v):
+    return np.tanh(u), v
+
+
+def swapped(u, v):
+    return v, u
+
+
+def array_and_number(u):
+    return np.tanh(u), 3
+
+
+def positions_cast_beside_new(x, s):
+    a, b = new_and_argument(x, np.asarray(s, dtype=int))
+    a -= 0.5 * a
+    return np.sum(a) + s
+
+
+def positions_new_updated(x, y):
+    a, b = new_and_argument(x, y)
+    a *= 2.0
+    return np.sum(a * y) + np.sum(b * x)
+
+
+def positions_swapped_local_updated(x):
+    y = x * 2.0
+    a, b = swapped(y, x)
+    b *= 2.0
+    return np.sum(b * x)
+
+
+def positions_with_constant(x):
+    a, k = array_and_number(x)
+    a *= k
+    return np.sum(a * x)
+
+
+def positions_in_loop(x, y):
+    s = 0.0
+    for i in range(3):
+        a, b = new_and_argument(x * i, y)
+        a *= 2.0
+        s = s + np.sum(a * b)
+    return s
+
+
+def positions_argument_updated(x, y):
+    a, b = new_and_argument(x, y)
+    b += 1.0
+    return np.sum(a * b)
+
+
+def positions_swapped_argument_updated(x):
+    y = x * 2.0
+    a, b = swapped(y, x)
+    a *= 2.0
+    return np.sum(a * y)
+
+
+def positions_swapped_read_after(x):
+    y = x * 2.0
+    a, b = swapped(y, x)
+    b *= 2.0
+    return np.sum(b * x) + np.sum(y)
+
+
+def positions_tuple_kept(x):
+    t = new_and_argument(x * 2.0, x)
+    a = t[0]
+    a *= 3.0
+    return np.sum(t[0] * x)
+
+
+POSITION_RIGHT = [
+    Right(positions_cast_beside_new, (X3, 0.3)),
+    Right(positions_new_updated, (X3, B3)),
+    Right(positions_swapped_local_updated, (X3,), 8.0 * X3),
+    Right(positions_with_constant, (X3,)),
+    Right(positions_in_loop, (X3, B3)),
+]
+POSITION_REFUSED = [
+    Refused(positions_argument_updated, (X3, B3), R, "the argument `y`", "b += 1.0"),
+    Refused(positions_swapped_argument_updated, (X3,), R, "the argument `x`", "a *= 2.0"),
+    Refused(positions_swapped_read_after, (X3,), R, "`y` changes too", "b *= 2.0"),
+    Refused(positions_tuple_kept, (X3,), R, "`t` changes too", "a *= 3.0"),
+]
+
+
+@run_rows(POSITION_RIGHT, "row, mode")
+def test_tuple_result_positions_followed(row: Right, mode: str) -> None:
+    check_right(row, mode)
+
+
+@run_rows(POSITION_REFUSED, "row, mode")
+def test_tuple_result_positions_refused(row: Refused, mode: str) -> None:
+    check_refused(row, mode)
+
+
 def test_alias_analysis_result() -> None:
     """The analysis is a plain result: places before each in-place change."""
     from srcgrad.aliases import aliases
@@ -987,10 +1090,6 @@ def test_alias_analysis_result() -> None:
 
 def two_new(u, s):
     return np.tanh(u), np.cos(u) + s
-
-
-def swapped(u, v):
-    return v, u
 
 
 def swap_in_loop_then_update(x):
