@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from . import emit, pipeline, pytree
+from . import pytree
 from .backends import (
     NUMPY,
     Backend,
@@ -33,10 +33,11 @@ from .backends import (
 from .backends import (
     module_of as _module_of,
 )
-from .dtypes import FLOAT, value_kind
+from .compiler import driver, emit
+from .compiler.analyze.dtypes import FLOAT, value_kind
+from .compiler.analyze.facts import LEAF
+from .compiler.parse import ParsedFunction, env_is_current, free_name_sources, sources_current
 from .errors import SrcgradError
-from .facts import LEAF
-from .parse import ParsedFunction, env_is_current, free_name_sources, sources_current
 from .results import (
     _COMPLEX_GRADIENT,
     _LIKES,
@@ -65,7 +66,7 @@ class _Entry:
         self.code = code  # the function's __code__ when this was made
         self.norm: Any = None  # its normalized form, shared by every derivative
         self.norm_aux: Any = None  # the same, its returned pair split for has_aux
-        self.derived: dict[tuple, pipeline.Derived] = {}
+        self.derived: dict[tuple, driver.Derived] = {}
         #: replaced in the cache by a newer entry (a quick call made from this one is stale)
         self.retired = False
 
@@ -133,7 +134,7 @@ class _QuickCall:
     def __init__(
         self,
         entry: _Entry,
-        derived: pipeline.Derived,
+        derived: driver.Derived,
         codes: tuple[tuple[Any, Any, Any, Any], ...],
         names: tuple[tuple[dict, str, Any], ...],
         cells: tuple[tuple[Any, Any], ...],
@@ -149,7 +150,7 @@ class _QuickCall:
 
     @classmethod
     def make(
-        cls, entry: _Entry, func: Any, derived: pipeline.Derived, wrt_values: list[Any]
+        cls, entry: _Entry, func: Any, derived: driver.Derived, wrt_values: list[Any]
     ) -> _QuickCall | None:
         """The quick call for code just made from ``func`` or found current (None where
         it is not current, or its free names cannot be watched this way)."""
@@ -269,8 +270,8 @@ class Derivative:
         self.__signature__ = self._signature  # what inspect.signature reports
         self._params = list(self._signature.parameters)
         self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
-        self._last: pipeline.Derived | None = None
-        self._wrappers: dict[tuple, tuple[pipeline.Derived, Callable[..., Any]]] = {}
+        self._last: driver.Derived | None = None
+        self._wrappers: dict[tuple, tuple[driver.Derived, Callable[..., Any]]] = {}
         #: how many arguments a call on the quick path has (None: no quick path, for a
         #: derivative of a derivative, whose code depends on the inner one's too)
         self._quick_arity = len(self._params) if self._inner is None else None
@@ -318,9 +319,7 @@ class Derivative:
         key = (backend.name, tuple(ranks.get(p) for p in self._params))
         made_from, wrapper = self._wrappers.get(key, (None, None))
         if made_from is not derived:  # (new code: a global was rebound since)
-            wrapper = pipeline.unit_tangent_wrapper(
-                derived, self._params, self.wrt[0], self.__name__
-            )
+            wrapper = driver.unit_tangent_wrapper(derived, self._params, self.wrt[0], self.__name__)
             self._wrappers[key] = (derived, wrapper)
         return wrapper
 
@@ -330,7 +329,7 @@ class Derivative:
         backend: Backend,
         wide: tuple | None = None,
         floats: frozenset[str] = frozenset(),
-    ) -> pipeline.Derived:
+    ) -> driver.Derived:
         """The generated code for arguments of these ranks (pytrees: their structures)
         and, in ``wide``, for each array argument, which of its axes are not of length 1;
         ``floats``: the parameters whose arguments are floats (numbers or float arrays)."""
@@ -395,11 +394,11 @@ class Derivative:
         backend: Backend,
         wide: tuple,
         floats: frozenset[str] = frozenset(),
-    ) -> pipeline.Derived:
+    ) -> driver.Derived:
         """Generate the code ``_derived`` looks for (and keeps in ``entry``)."""
         if self.has_aux or (self._tangent_output and self.kind != "jvp"):
             if entry.norm_aux is None:
-                entry.norm_aux = pipeline.front(target)
+                entry.norm_aux = driver.front(target)
                 if self._tangent_output:
                     entry.norm_aux.split_aux(keep=1, drop=True)
                 else:
@@ -407,9 +406,9 @@ class Derivative:
             norm = entry.norm_aux
         else:
             if entry.norm is None:
-                entry.norm = pipeline.front(target)
+                entry.norm = driver.front(target)
             norm = entry.norm
-        return pipeline.derive(
+        return driver.derive(
             norm, self._generated_kind, wrt, ranks, backend, wide=dict(wide), floats=floats
         )
 
@@ -512,7 +511,7 @@ class Derivative:
 
     def _finish(
         self,
-        derived: pipeline.Derived,
+        derived: driver.Derived,
         values: Sequence[Any],
         extras: Sequence[Any],
         likes: tuple[Callable[[Any, Any], Any], ...] | None,
@@ -557,7 +556,7 @@ class Derivative:
         return [bound.arguments[p] for p in self._params]
 
     def _quick_runner(
-        self, derived: pipeline.Derived, likes: tuple[Callable[[Any, Any], Any], ...]
+        self, derived: driver.Derived, likes: tuple[Callable[[Any, Any], Any], ...]
     ) -> Callable[[tuple], Any] | None:
         """For the common derivatives, a reverse-mode ``grad`` or ``value_and_grad`` with
         respect to one argument (no aux), what ``_finish`` does for a quick call with
@@ -599,7 +598,7 @@ class Derivative:
         likes = likes or (_like_tree,) * len(self._wrt_index)
         return tuple(like(g, values[i]) for g, i, like in zip(grads, self._wrt_index, likes))
 
-    def _forward_grad(self, derived: pipeline.Derived, values: list[Any]) -> Any:
+    def _forward_grad(self, derived: driver.Derived, values: list[Any]) -> Any:
         """A gradient by forward mode: one Jacobian-vector product per input element, each
         of which must see the function give the same value (see ``_Passes``)."""
         indices = [self._params.index(w) for w in self.wrt]

@@ -11,7 +11,7 @@ calling it: the generic version, for arguments of any rank (a call generates
 code specialised to its arguments' ranks). It imports the file, as Python
 must to get at the function, so the file's top-level code runs (its ``if
 __name__ == "__main__":`` block does not). ``--stages`` prints the source
-after each stage of the pipeline (:func:`srcgrad.pipeline.stages`). Errors
+after each stage of the pipeline (:func:`srcgrad.compiler.driver.stages`). Errors
 (no such file or function, a function srcgrad cannot differentiate) are one
 line on stderr and exit status 2.
 """
@@ -288,8 +288,8 @@ def _derivative(obj: Any, args: argparse.Namespace) -> Any:
 
 def _stages(derivative: Any) -> list[tuple[str, str]]:
     """The source after each pipeline stage, for the generic version of ``derivative``."""
-    from . import pipeline
     from .api import Derivative
+    from .compiler import driver
 
     if not isinstance(derivative, Derivative) or derivative._inner is not None:
         raise _ShowError(
@@ -300,11 +300,11 @@ def _stages(derivative: Any) -> list[tuple[str, str]]:
     func = derivative.__wrapped__
     if derivative.has_aux:  # as Derivative does it: the returned pair split first
         trace: dict[str, str] = {}
-        norm = pipeline.front(func, trace)
+        norm = driver.front(func, trace)
         norm.split_aux()
-        pipeline.derive(norm, kind, list(derivative.wrt), trace=trace)
+        driver.derive(norm, kind, list(derivative.wrt), trace=trace)
     else:
-        trace = pipeline.stages(func, kind, list(derivative.wrt))
+        trace = driver.stages(func, kind, list(derivative.wrt))
     return list(trace.items())
 
 

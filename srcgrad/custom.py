@@ -29,7 +29,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .astwalk import copy_tree
+from .compiler.astwalk import copy_tree
 from .rules import Context, Rule, register
 
 

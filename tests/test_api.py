@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import srcgrad
-from srcgrad import pipeline
+from srcgrad.compiler import driver
 from srcgrad.testing import check_grads
 
 # -- functions under test ------------------------------------------------------------------
@@ -554,27 +554,27 @@ def test_grad_of_vector_dot_vector():
 def test_second_call_with_same_ranks_does_no_transformation_work():
     d = srcgrad.grad(cached_same_rank)
     d(np.array([0.5, 1.0, 1.5]))
-    before = dict(pipeline.RUNS)
+    before = dict(driver.RUNS)
     x = np.linspace(-1, 1, 7)  # another shape, the same rank
     g = d(x)
-    assert pipeline.RUNS == before
+    assert driver.RUNS == before
     np.testing.assert_allclose(g, np.tanh(x) + x * (1 - np.tanh(x) ** 2))
     srcgrad.grad(cached_same_rank)(x)  # a new object for the same function shares the code
-    assert pipeline.RUNS == before
+    assert driver.RUNS == before
 
 
 def test_call_with_different_ranks_generates_again():
     d = srcgrad.grad(cached_other_rank)
     d(np.array([0.5, 1.0]))
-    before = dict(pipeline.RUNS)
+    before = dict(driver.RUNS)
     x = np.linspace(-1, 1, 6).reshape(2, 3)
     g = d(x)
     for stage in ("analyze", "transform", "optimize", "emit"):
-        assert pipeline.RUNS.get(stage, 0) == before.get(stage, 0) + 1, stage
+        assert driver.RUNS.get(stage, 0) == before.get(stage, 0) + 1, stage
     np.testing.assert_allclose(g, np.cos(x) - x * np.sin(x))
-    after_matrix = dict(pipeline.RUNS)
+    after_matrix = dict(driver.RUNS)
     s = d(0.25)  # a Python float: rank 0
-    assert pipeline.RUNS["emit"] == after_matrix["emit"] + 1
+    assert driver.RUNS["emit"] == after_matrix["emit"] + 1
     assert s == pytest.approx(np.cos(0.25) - 0.25 * np.sin(0.25))
 
 

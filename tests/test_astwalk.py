@@ -1,5 +1,5 @@
 """The fast tree walks and copy the compiler uses instead of ``ast.walk`` and
-``copy.deepcopy`` (``srcgrad/astwalk.py``) see and copy exactly what those do."""
+``copy.deepcopy`` (``srcgrad/compiler/astwalk.py``) see and copy exactly what those do."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import srcgrad
-from srcgrad.astwalk import copy_tree, loaded, nodes, stored
+from srcgrad.compiler.astwalk import copy_tree, loaded, nodes, stored
 
 SOURCES = sorted(Path(srcgrad.__file__).parent.rglob("*.py"))
 

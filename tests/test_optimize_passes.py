@@ -1,4 +1,4 @@
-"""Each optimizer pass (one module of ``srcgrad/optimize/``) shows what it does in its
+"""Each optimizer pass (one module of ``srcgrad/compiler/optimize/``) shows what it does in its
 docstring, a ``Before::`` block and an ``After::`` block (side by side, or one after
 the other). This runs the pass alone on the first and checks that it gives the second,
 statement for statement, so the examples a reader learns from are the pass's real
@@ -14,8 +14,8 @@ import textwrap
 
 import pytest
 
-import srcgrad.optimize as optimize_package
-from srcgrad.optimize import AFTER, FIXED_POINT, Context
+import srcgrad.compiler.optimize as optimize_package
+from srcgrad.compiler.optimize import AFTER, FIXED_POINT, Context
 
 #: the shared modules: no pass of their own
 SHARED = {"dataflow"}
@@ -98,7 +98,7 @@ def test_every_pass_module_has_a_tested_example():
     tested = {step.__module__.rsplit(".", 1)[1] for step in PASSES}
     assert modules == tested
     for name in modules:
-        module = importlib.import_module(f"srcgrad.optimize.{name}")
+        module = importlib.import_module(f"srcgrad.compiler.optimize.{name}")
         assert module.__doc__ and module.__doc__.startswith("Pass")
 
 

@@ -1,6 +1,6 @@
 """Per-stage tests: the source after each stage, checked by parsing it and by running it.
 
-``srcgrad.pipeline.stages(f, kind, wrt=[...], ranks={...})`` returns the
+``srcgrad.compiler.driver.stages(f, kind, wrt=[...], ranks={...})`` returns the
 source after parse, normalize, analyze, transform, optimize and emit. Emitted
 source is compared through ``ast`` or by substrings, never character by
 character.
@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import srcgrad
-from srcgrad.pipeline import stages
+from srcgrad.compiler.driver import stages
 from srcgrad.testing import check_grads
 
 STAGES = ["parse", "normalize", "analyze", "transform", "optimize", "emit"]
@@ -601,7 +601,7 @@ def chain_operations(tree):
 @given(chain=product_chains(), seed=st.integers(0, 2**16))
 def test_simplified_product_chains_compute_the_same_numbers_exactly(chain, seed):
     # merging powers of two and moving signs rounds nothing: the same bits, never more work
-    from srcgrad.optimize import Context, simplify
+    from srcgrad.compiler.optimize import Context, simplify
 
     body = ast.parse(f"r = {chain}").body
     simplified, _ = simplify(copy.deepcopy(body), Context())
@@ -642,7 +642,7 @@ def test_a_negated_first_term_becomes_a_subtraction():
 
 
 def test_a_negated_start_is_not_moved_past_a_write_into_what_it_reads():
-    from srcgrad.optimize import Context, subtract_negated_start
+    from srcgrad.compiler.optimize import Context, subtract_negated_start
 
     tree = ast.parse("v = -y\ny[0] = 5.0\nv = v + b\nw = -b\nw = w + y")
     body, changed = subtract_negated_start(tree.body, Context())

@@ -28,7 +28,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import srcgrad
-from srcgrad.optimize import shares, written_in_place
+from srcgrad.compiler.optimize import shares, written_in_place
 
 X3 = np.array([1.0, 1.5, 2.0])
 A3 = np.array([[1.0, 1.5, 2.0], [0.5, -1.0, 3.0], [2.0, 0.3, -0.7]])
@@ -1068,10 +1068,10 @@ def test_tuple_result_positions_refused(row: Refused, mode: str) -> None:
 
 def test_alias_analysis_result() -> None:
     """The analysis is a plain result: places before each in-place change."""
-    from srcgrad.aliases import aliases
-    from srcgrad.analyze import analyze
-    from srcgrad.facts import is_setitem
-    from srcgrad.pipeline import front
+    from srcgrad.compiler.analyze import analyze
+    from srcgrad.compiler.analyze.aliases import aliases
+    from srcgrad.compiler.analyze.facts import is_setitem
+    from srcgrad.compiler.driver import front
 
     norm = front(reshape_view_then_write)
     with pytest.raises(R):

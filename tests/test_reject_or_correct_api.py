@@ -635,7 +635,7 @@ def test_a_recursion_over_ever_new_structures_ends(mode, depth):
     assert_close(got, want, tol=1e-8)
     d = srcgrad.grad(grown, wrt=2)
     d(("c", 1), depth, THETA)
-    limit = srcgrad.pipeline.SPECIALIZATIONS + 1
+    limit = srcgrad.compiler.driver.SPECIALIZATIONS + 1
     assert d.source.count("def grown_fwd") <= limit
     assert d.source.count("def evaluate_fwd") <= limit
 

@@ -36,7 +36,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import srcgrad
-from srcgrad import api, builder
+from srcgrad import api
+from srcgrad.compiler.transform import builder
 
 MODES = ["reverse", "forward"]
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import srcgrad
-from srcgrad.builder import HELPER_FUNCTIONS, HELPERS
+from srcgrad.compiler.transform.builder import HELPER_FUNCTIONS, HELPERS
 
 
 @pytest.mark.parametrize("name", HELPERS)

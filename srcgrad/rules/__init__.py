@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..astwalk import copy_tree
+from ..compiler.astwalk import copy_tree
 
 Template = "str | Callable[[Context], str]"
 

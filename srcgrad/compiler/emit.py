@@ -25,9 +25,9 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from .backends import Backend
-from .builder import HELPER_FUNCTIONS, HELPERS, Builder, comment, comment_text, is_comment
-from .naming import Namer, names_in
+from ..backends import Backend
+from .transform.builder import HELPER_FUNCTIONS, HELPERS, Builder, comment, comment_text, is_comment
+from .transform.naming import Namer, names_in
 
 _counter = itertools.count(1)
 

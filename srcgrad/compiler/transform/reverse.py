@@ -47,14 +47,14 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from .astwalk import copy_tree, loaded, nodes
+from ...errors import UnsupportedSyntaxError
+from ...rules import instantiate
+from ..analyze.checks import check_mode
+from ..analyze.facts import Facts, assigned_name, is_setitem, walk_block
+from ..astwalk import copy_tree, loaded, nodes
+from ..normalize.lower import Normalized
 from .builder import Builder, add, assign, comment, marker, name
-from .checks import check_mode
-from .errors import UnsupportedSyntaxError
-from .facts import Facts, assigned_name, is_setitem, walk_block
 from .forward import call_signature
-from .normalize import Normalized
-from .rules import instantiate
 
 KINDS = ("grad", "value_and_grad", "vjp", "split")
 

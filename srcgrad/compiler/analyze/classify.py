@@ -1,30 +1,7 @@
-"""Stage 3, analyze: facts about a core function, without changing it.
-
-In:  a :class:`~srcgrad.normalize.Normalized` function, the ``wrt``
-parameters and the ranks of the call's arguments.
-Out: :class:`~srcgrad.facts.Facts` (the data model, in ``facts.py``):
-
-- ``ops``: for every core statement, the primitive it applies and the rule
-  for it (:class:`~srcgrad.facts.Op`);
-- ``varied``: names whose value depends on a ``wrt`` parameter;
-  ``useful``: names the returned value depends on; ``active``: both, the
-  names that get a tangent or an adjoint;
-- ``aliases``: which names may share memory (:mod:`srcgrad.aliases`); an in-place
-  change another name would see, or one into the caller's data, is an error here;
-- ``shapes`` (``shape_facts.py``): for every name, a :class:`~srcgrad.facts.Shape`: its
-  rank where known, and a
-  *broadcast key*, the set of values whose shapes broadcast together to give
-  its shape. Two names with equal keys provably have equal shapes, which lets
-  the transforms drop ``unbroadcast`` where it cannot do anything::
-
-      t4 = 1 + t3       # key(t4) == key(t3) == {x}: t3's adjoint is t4's
-      t6 = y * t5       # key(t6) == {x, y} != key(t5): unbroadcast needed
-
-Analysis also refuses (``checks.py``), at the user's line, every active value that
-would silently lose its derivative: one reaching a call without a rule, a parameter a rule neither
-differentiates nor declares of derivative zero (``Rule.zero``), an index, a cast to a
-dtype it cannot see or to a complex one, a complex intermediate, list arithmetic.
-"""
+"""Each core statement's rule: :func:`classify` finds the primitive a statement applies
+(a ufunc, an operator, a method, an index, a user's function) and binds its arguments to
+the rule's parameters (:class:`~srcgrad.compiler.analyze.facts.Op`); a cast to an integer
+or bool dtype gets a rule of derivative zero."""
 
 from __future__ import annotations
 
@@ -35,154 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from .checks import check_facts
+from ...rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
 from .facts import (
     _COMPARE,
     _NOT,
-    TREE,
     Facts,
     Op,
-    Shape,
-    _gives_sequence,
     _static_attr,
-    assigned_name,
-    is_append,
-    makes_sequence,
     resolve_static,
-    walk_block,
 )
-from .normalize import Normalized
-from .rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
-from .shape_facts import _shapes, _static_shape, _tree_parts
-
-
-def analyze(
-    norm: Normalized,
-    wrt: list[str],
-    ranks: dict[str, Any],
-    mode: str | None = None,
-    wide: dict[str, tuple[bool, ...]] | None = None,
-    check: bool = True,
-    floats: frozenset[str] = frozenset(),
-) -> Facts:
-    """Classify every statement, then compute shapes and activity. ``mode`` ("jvp" or
-    "vjp"): the transform that follows, where a runtime helper has a rule for the other
-    one only (its source is differentiated instead). ``wide``: for array parameters, which
-    axes of their arguments are not of length 1. ``check=False``: the facts alone, with
-    no error for what could not be differentiated (for the alias analysis of a callee).
-    ``floats``: the parameters whose arguments are floats (the ``wrt`` ones are)."""
-    wide = wide or {}
-    facts = Facts(mode=mode, params=list(norm.tree.args.args), floats=set(wrt) | set(floats))
-    env = norm.parsed.env
-    for name, value in env.items():
-        facts.shapes[name] = _static_shape(name, value)
-    trees = set()
-    for param in norm.tree.args.args:
-        rank = ranks.get(param.arg)
-        if rank == TREE or isinstance(rank, tuple):
-            trees.add(param.arg)
-            facts.trees[param.arg] = rank
-            if wide.get(param.arg) is not None:
-                facts.tree_wide[param.arg] = wide[param.arg]
-            rank = None
-        key = frozenset() if rank == 0 else frozenset({param.arg})
-        known = wide.get(param.arg)
-        if not isinstance(rank, int) or known is None or len(known) != rank:
-            known = None
-        facts.shapes[param.arg] = Shape(key, rank, () if rank == 0 else known)
-    body = norm.tree.body
-    ret = body[-1]
-    assert isinstance(ret, ast.Return)
-    facts.returned = ret.value
-    assigns = []
-    for stmt, depth in walk_block(body[:-1]):
-        if isinstance(stmt, ast.Assign):
-            facts.ops[stmt] = classify(stmt, env, facts)
-            assigns.append(stmt)
-            facts.definitions.setdefault(assigned_name(stmt), []).append((stmt, depth))
-        elif isinstance(stmt, ast.For):
-            facts.definitions.setdefault(stmt.target.id, []).append((stmt, depth))
-            facts.loop_indices.add(stmt.target.id)
-        elif is_append(stmt):
-            facts.ops[stmt] = classify(stmt, env, facts)
-            assigns.append(stmt)
-            facts.definitions.setdefault(assigned_name(stmt), []).append((stmt, depth))
-        else:
-            assert isinstance(stmt, (ast.If, ast.While, ast.Break, ast.Pass)), ast.dump(stmt)
-    # a name holds a list or tuple where each of its definitions makes one or copies a name
-    # that does: the greatest fixed point, since names that pass lists around a loop
-    # (`xs, ys = ys, xs`) copy each other (a parameter's value is the caller's: not known)
-    params = {a.arg for a in norm.tree.args.args}
-    facts.sequences = {n for n, defs in facts.definitions.items() if defs and n not in params}
-    while True:
-        kept = {
-            n
-            for n in facts.sequences
-            if all(
-                _gives_sequence(facts.ops.get(s), facts.sequences) for s, _ in facts.definitions[n]
-            )
-        }
-        if kept == facts.sequences:
-            break
-        facts.sequences = kept
-    facts.maybe_sequences = set(facts.sequences)
-    while True:  # (the least fixed point: some definition gives one)
-        found = {
-            n
-            for n, defs in facts.definitions.items()
-            if any(_gives_sequence(facts.ops.get(s), facts.maybe_sequences) for s, _ in defs)
-        }
-        if found <= facts.maybe_sequences:
-            break
-        facts.maybe_sequences |= found
-    _tree_parts(facts, assigns, trees)
-    for name, defs in facts.definitions.items():
-        if len(defs) == 1 and isinstance(defs[0][0], ast.Assign):
-            value = defs[0][0].value
-            if isinstance(value, (ast.Tuple, ast.List)) and isinstance(
-                defs[0][0].targets[0], ast.Name
-            ):
-                facts.lengths[name] = len(value.elts)
-    facts.sequences |= {  # pytree parameters and their containers, unless given other values
-        p
-        for p, s in facts.trees.items()
-        if (s == TREE or isinstance(s, tuple))
-        and (
-            p not in trees  # read out of a pytree by every definition
-            or all(makes_sequence(facts.ops.get(d)) for d, _ in facts.definitions.get(p, []))
-        )
-    }
-    _shapes(facts, assigns)
-    # activity, to a fixed point: a name's value may come from several definitions
-    facts.varied = set(wrt)
-    changed = True
-    while changed:
-        changed = False
-        for stmt in assigns:
-            op = facts.ops[stmt]
-            if op.target not in facts.varied and any(
-                isinstance(a, ast.Name) and a.id in facts.varied for _, a in op.diff_args
-            ):
-                facts.varied.add(op.target)
-                changed = True
-    if isinstance(ret.value, ast.Name):
-        facts.useful.add(ret.value.id)
-    changed = True
-    while changed:
-        changed = False
-        for stmt in reversed(assigns):
-            op = facts.ops[stmt]
-            if op.target in facts.useful:
-                new = {a.id for _, a in op.diff_args if isinstance(a, ast.Name)} - facts.useful
-                if new:
-                    facts.useful |= new
-                    changed = True
-    from .aliases import aliases  # (it reads these facts)
-
-    facts.aliases = aliases(norm, facts)
-    if check:
-        check_facts(norm, facts)
-    return facts
 
 
 def is_user_function(func: Any) -> bool:

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..analyze.facts import is_append
 from ..astwalk import copy_tree, loaded, nodes, stored
-from ..builder import is_comment
-from ..facts import is_append
+from ..transform.builder import is_comment
 
 
 def reads(node: ast.AST) -> list[str]:

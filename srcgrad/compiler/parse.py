@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .errors import SourceLocator, SrcgradError, UnsupportedSyntaxError
+from ..errors import SourceLocator, SrcgradError, UnsupportedSyntaxError
 
 
 class ParsedFunction:

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .parse import source_text
-from .rules import Context, Rule
+from ...rules import Context, Rule
+from ..parse import source_text
 
 _COMPARE = Rule(name="comparison", params=("x", "y"), nondiff=True)
 

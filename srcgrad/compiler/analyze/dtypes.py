@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import UnsupportedSyntaxError
+from ...errors import UnsupportedSyntaxError
 
 FLOAT, INTEGER, UNKNOWN = "float", "integer", "unknown"
 
@@ -266,9 +266,9 @@ def returned_kind(func: Any, floats: frozenset[str]) -> str:
         return UNKNOWN
     _FINDING.add(func)
     try:
-        from .analyze import analyze
-        from .normalize import normalize
-        from .parse import parse
+        from ..normalize.lower import normalize
+        from ..parse import parse
+        from . import analyze
 
         norm = normalize(parse(func))
         facts = analyze(norm, [], {}, check=False, floats=floats)

@@ -45,10 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from .analyze import is_user_function
+from ..normalize.lower import Normalized, is_static
+from ..parse import source_text
+from .classify import is_user_function
 from .facts import Facts, is_append, is_setitem, popped, resolve_static, walk_block
-from .normalize import Normalized, is_static
-from .parse import source_text
 
 
 @dataclass(frozen=True)
@@ -680,9 +680,9 @@ def _summary(func: Any, ranks: list[Any]) -> _Callee:
         return _Callee(None, set(), _written_parameters(func, params))
     _SUMMARIZING.add(func)
     try:
-        from .analyze import analyze
-        from .normalize import normalize
-        from .parse import parse
+        from ..normalize.lower import normalize
+        from ..parse import parse
+        from . import analyze
 
         norm = normalize(parse(func))
         facts = analyze(norm, [], dict(zip(params, ranks)), check=False)

@@ -25,12 +25,12 @@ import dataclasses
 import inspect
 from typing import Any
 
-from .astwalk import copy_tree
+from ...rules import instantiate
+from ..analyze.checks import check_mode
+from ..analyze.facts import TREE, Facts, makes_sequence
+from ..astwalk import copy_tree
+from ..normalize.lower import Normalized
 from .builder import Builder, add, assign, name
-from .checks import check_mode
-from .facts import TREE, Facts, makes_sequence
-from .normalize import Normalized
-from .rules import instantiate
 
 
 def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) -> ast.FunctionDef:

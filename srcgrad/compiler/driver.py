@@ -21,19 +21,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..backends import NUMPY, Backend
 from . import emit as emit_stage
 from .analyze import analyze
+from .analyze.checks import check_facts
+from .analyze.facts import Facts
 from .astwalk import copy_tree, stored
-from .backends import NUMPY, Backend
-from .builder import HELPERS, Builder, function_def, is_marker
-from .checks import check_facts
-from .facts import Facts
-from .forward import forward
-from .naming import Namer
-from .normalize import Normalized, dict_keys, normalize
+from .normalize.lower import Normalized, dict_keys, normalize
 from .optimize import optimize
 from .parse import ParsedFunction, env_is_current, parse
-from .reverse import reverse
+from .transform.builder import HELPERS, Builder, function_def, is_marker
+from .transform.forward import forward
+from .transform.naming import Namer
+from .transform.reverse import reverse
 
 #: the kinds of derivative, and the transform that makes each
 KINDS = ("jvp", "grad", "value_and_grad", "vjp")

@@ -60,11 +60,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .astwalk import copy_tree
-from .errors import UnsupportedSyntaxError
+from ...errors import UnsupportedSyntaxError
+from ..astwalk import copy_tree
+from ..parse import ParsedFunction
+from ..transform.naming import Namer, names_in
 from .exits import lower_exits
-from .naming import Namer, names_in
-from .parse import ParsedFunction
 
 _NOT_YET = "srcgrad does not differentiate {what} yet; {advice}"
 
@@ -130,7 +130,7 @@ class Normalized:
     def with_dict_keys(self, dicts: dict[tuple[int, int, int, int], tuple]) -> Normalized:
         """The function lowered again, with the loops over the iterables at the places
         ``dicts`` names running over those dicts' keys (the analysis finds which values
-        are dicts; see ``pipeline``)."""
+        are dicts; see ``driver``)."""
         norm = _Normalizer(self.parsed, dicts).run()
         for keep, drop in self.splits:
             norm.split_aux(keep, drop)
@@ -609,7 +609,7 @@ class _Normalizer:
             self.env.setdefault("list", builtins.list)  # a global's keys as the code runs
             seq = self.as_name(_call("list", [_copy(target)]))
             whole = _copy(target)
-        else:  # by position, unless the analysis finds a dict here (see pipeline)
+        else:  # by position, unless the analysis finds a dict here (see the driver)
             seq = whole = self.atom(target)
             if isinstance(seq, ast.Name):
                 self.iterated[seq.id] = _where(target)

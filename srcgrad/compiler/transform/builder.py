@@ -9,11 +9,11 @@ import inspect
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from . import runtime
-from .astwalk import copy_tree
-from .facts import Facts
+from ... import runtime
+from ...rules import helpers as rule_helpers
+from ..analyze.facts import Facts
+from ..astwalk import copy_tree
 from .naming import Namer
-from .rules import helpers as rule_helpers
 
 #: the helpers generated code may call, by name: the generic ones of srcgrad.runtime,
 #: then those of each family of rules (srcgrad/rules/helpers/)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from .naming import Namer
+from ..transform.naming import Namer
 
 _LOOPS = (ast.For, ast.While)
 

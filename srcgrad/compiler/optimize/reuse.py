@@ -7,7 +7,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..rules import RULES
+from ...rules import RULES
 from .dataflow import Context, _forget, _statements, _written_into, own_writes, target
 
 #: the names numpy gives the ufuncs the rule table has rules for: a ufunc's value depends

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import NoDerivativeError, UnsupportedSyntaxError
+from ...rules.numpy_rules import operation_name
+from ..normalize.lower import Normalized
 from .dtypes import check_writes
 from .dtypes import hashable_in as _hashable_in
-from .errors import NoDerivativeError, UnsupportedSyntaxError
 from .facts import Facts, Op, _static_attr, is_append, is_setitem, makes_sequence, resolve_static
-from .normalize import Normalized
-from .rules.numpy_rules import operation_name
 
 
 def check_facts(norm: Normalized, facts: Facts) -> None:

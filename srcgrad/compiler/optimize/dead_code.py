@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from ..builder import is_comment
-from ..facts import popped
+from ..analyze.facts import popped
+from ..transform.builder import is_comment
 from .dataflow import (
     Context,
     _meaningful,

@@ -1,0 +1,8 @@
+"""Stage 2, normalize: the user's function lowered to the core language (one operation
+per statement, on names and constants; ``break``, ``continue`` and early ``return`` as
+flags: :mod:`.exits`), every temporary recorded with the user's expression it came from.
+The lowering itself is :mod:`.lower`."""
+
+from .lower import Normalized, is_static, normalize
+
+__all__ = ["Normalized", "is_static", "normalize"]
