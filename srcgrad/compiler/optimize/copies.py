@@ -34,9 +34,7 @@ def propagate_copies(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt]
     Only where ``a`` has this one definition and every read of it follows in
     the same block, and ``b`` does not change before those reads.
     """
-    params = ctx.params
-    assigned = Counter(n for s in _statements(body) for n in own_writes(s))
-    uses = Counter(n for s in _statements(body) for n in own_reads(s))
+    copies = _Copies(body, ctx.params)
     changed = False
     for block in list(blocks(body)):
         # one scan of the block: each question about a name (read later? written
@@ -44,92 +42,110 @@ def propagate_copies(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt]
         # step with each rewrite, so the pass costs the size of the block, not its square
         ix = _BlockIndex(block)
         for i in range(len(block)):
-            stmt = block[i]
-            a = target(stmt) if stmt is not None else None
-            if a is None or a in params or assigned[a] != 1:
-                continue
-            value = stmt.value
-            if not isinstance(value, (ast.Name, ast.Constant)):
-                continue
-            if ix.reads_after(a, i) != uses[a]:
-                continue  # read before its definition, or in another block
-            if isinstance(value, ast.Name) and uses[a] == 1:
-                back = min(p for p in ix.reads_at[a] if p > i)
-                b = value.id
-                later = block[back]
-                if (
-                    target(later) == b
-                    and isinstance(later.value, ast.Name)
-                    and later.value.id == a
-                    and not ix.written_between(b, i, back)
-                ):
-                    # a = b; ...; b = a: a round trip that changes nothing
-                    ix.delete(back)
-                    ix.delete(i)
-                    uses[a] -= 1
-                    uses[b] -= 1
-                    assigned[a] -= 1
-                    assigned[b] -= 1
-                    changed = True
-                    continue
-            if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
-                new: ast.expr = value
-            elif isinstance(value, ast.Name) and not ix.written_between(value.id, i, len(block)):
-                b = value.id
-                # b's one definition (looked for only where it has one), nearest first
-                definition = None
-                if assigned[b] == 1 and uses[b] == 1 and b not in params:
-                    definition = max((p for p in ix.writes_at.get(b, ()) if p < i), default=None)
-                    if definition is not None and target(block[definition]) != b:
-                        definition = None
-                if (
-                    definition is not None
-                    and _pure(block[definition].value)
-                    and not ix.read_between(a, definition, i)
-                    and not ix.written_between(a, definition, i)
-                ):
-                    # b was made only to be copied into a: give its definition a's name
-                    ix.replace(
-                        definition,
-                        ast.Assign(
-                            targets=[ast.Name(id=a, ctx=ast.Store())],
-                            value=block[definition].value,
-                        ),
-                    )
-                    ix.delete(i)
-                    uses[b] = assigned[b] = 0
-                    changed = True
-                    continue
-                new = value
-            elif isinstance(value, ast.Name) and (last := _last_equal(ix, i, a, value.id)):
-                # b changes later, but every read of a comes while b still equals a
-                b = value.id
-                replace = _Replace(a, ast.Name(id=b, ctx=ast.Load()))
-                for k in sorted(p for p in ix.reads_at.get(a, ()) if i < p <= last):
-                    _forget(block[k])
-                    block[k] = replace.visit(block[k])
-                    ix.rename_read(k, a, b)
-                ix.delete(i)
-                uses[b] += uses[a] - 1  # (b is read where a was; a = b is gone)
-                uses[a] = 0
-                assigned[a] -= 1
+            if copies.remove(ix, i):
                 changed = True
-                continue
-            else:
-                continue
-            replace = _Replace(a, new)
-            for k in sorted(p for p in ix.reads_at.get(a, ()) if p > i):  # (those reading a)
-                _forget(block[k])
-                block[k] = replace.visit(block[k])
-                ix.rename_read(k, a, new.id if isinstance(new, ast.Name) else None)
-            ix.delete(i)
-            if isinstance(new, ast.Name):  # b is read where a was; a = b is gone
-                uses[new.id] += uses[a] - 1
-            uses[a] = 0
-            assigned[a] -= 1
-            changed = True
         block[:] = [s for s in block if s is not None]
     return body, changed
+
+
+class _Copies:
+    """Removes copies one at a time, keeping count over the whole body of each name's
+    definitions (``assigned``) and reads (``uses``) in step with each rewrite."""
+
+    def __init__(self, body: list[ast.stmt], params: frozenset[str]) -> None:
+        self.params = params
+        self.assigned = Counter(n for s in _statements(body) for n in own_writes(s))
+        self.uses = Counter(n for s in _statements(body) for n in own_reads(s))
+
+    def remove(self, ix: _BlockIndex, i: int) -> bool:
+        """Whether statement ``i`` of the block was ``a = b`` or ``a = <number>`` and went
+        (with whatever it took: its reads substituted, or ``b``'s definition renamed)."""
+        block, params, uses = ix.block, self.params, self.uses
+        stmt = block[i]
+        a = target(stmt) if stmt is not None else None
+        if a is None or a in params or self.assigned[a] != 1:
+            return False
+        value = stmt.value
+        if not isinstance(value, (ast.Name, ast.Constant)):
+            return False
+        if ix.reads_after(a, i) != uses[a]:
+            return False  # read before its definition, or in another block
+        if isinstance(value, ast.Name) and uses[a] == 1 and self._round_trip(ix, i, a, value.id):
+            return True
+        if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
+            self._substitute(ix, i, a, value, len(block))
+            return True
+        if isinstance(value, ast.Name) and not ix.written_between(value.id, i, len(block)):
+            if not self._rename_definition(ix, i, a, value.id):
+                self._substitute(ix, i, a, value, len(block))
+            return True
+        if isinstance(value, ast.Name) and (last := _last_equal(ix, i, a, value.id)):
+            # b changes later, but every read of a comes while b still equals a
+            self._substitute(ix, i, a, ast.Name(id=value.id, ctx=ast.Load()), last)
+            return True
+        return False
+
+    def _round_trip(self, ix: _BlockIndex, i: int, a: str, b: str) -> bool:
+        """``a = b; ...; b = a`` (``a`` read once) changes nothing: both go."""
+        back = min(p for p in ix.reads_at[a] if p > i)
+        later = ix.block[back]
+        if (
+            target(later) == b
+            and isinstance(later.value, ast.Name)
+            and later.value.id == a
+            and not ix.written_between(b, i, back)
+        ):
+            ix.delete(back)
+            ix.delete(i)
+            self.uses[a] -= 1
+            self.uses[b] -= 1
+            self.assigned[a] -= 1
+            self.assigned[b] -= 1
+            return True
+        return False
+
+    def _rename_definition(self, ix: _BlockIndex, i: int, a: str, b: str) -> bool:
+        """``b = e; ...; a = b`` where ``b`` was made only to be copied into ``a`` (``e``
+        pure, ``a`` neither read nor written between): ``a = e``."""
+        block, assigned, uses = ix.block, self.assigned, self.uses
+        # b's one definition (looked for only where it has one), nearest first
+        definition = None
+        if assigned[b] == 1 and uses[b] == 1 and b not in self.params:
+            definition = max((p for p in ix.writes_at.get(b, ()) if p < i), default=None)
+            if definition is not None and target(block[definition]) != b:
+                definition = None
+        if (
+            definition is None
+            or not _pure(block[definition].value)
+            or ix.read_between(a, definition, i)
+            or ix.written_between(a, definition, i)
+        ):
+            return False
+        ix.replace(
+            definition,
+            ast.Assign(
+                targets=[ast.Name(id=a, ctx=ast.Store())],
+                value=block[definition].value,
+            ),
+        )
+        ix.delete(i)
+        uses[b] = assigned[b] = 0
+        return True
+
+    def _substitute(self, ix: _BlockIndex, i: int, a: str, new: ast.expr, last: int) -> None:
+        """``a = new`` at ``i`` goes, ``new`` written where ``a`` is read up to ``last``."""
+        block, uses = ix.block, self.uses
+        b = new.id if isinstance(new, ast.Name) else None
+        replace = _Replace(a, new)
+        for k in sorted(p for p in ix.reads_at.get(a, ()) if i < p <= last):  # (those reading a)
+            _forget(block[k])
+            block[k] = replace.visit(block[k])
+            ix.rename_read(k, a, b)
+        ix.delete(i)
+        if b is not None:  # b is read where a was; a = b is gone
+            uses[b] += uses[a] - 1
+        uses[a] = 0
+        self.assigned[a] -= 1
 
 
 class _BlockIndex:

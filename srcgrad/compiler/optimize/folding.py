@@ -135,61 +135,81 @@ class _Simplify(ast.NodeTransformer):
                 return node
             if isinstance(value, (int, float)) and abs(value) < 1e15:
                 return self.done(ast.Constant(value))
-        if isinstance(op, ast.Mult) and b is not None and isinstance(left, ast.BinOp):
-            c = _num(left.right)
-            if isinstance(left.op, ast.Mult) and c is not None and (_pow2(b) or _pow2(c)):
-                # (x * 100.0) * 2 is x * 200.0 exactly: scaling by 2 commutes with rounding
-                return self.done(
-                    ast.BinOp(left=left.left, op=ast.Mult(), right=ast.Constant(c * b))
-                )
-        if (
-            isinstance(op, ast.Mult)
-            and b is not None
-            and isinstance(left, ast.UnaryOp)
-            and isinstance(left.op, ast.USub)
-        ):
-            return self.done(ast.BinOp(left=left.operand, op=op, right=ast.Constant(-b)))
-        if isinstance(op, ast.Mult) and b == 1:
-            return self.done(left)
-        if isinstance(op, ast.Mult) and a == 1:
-            return self.done(right)
-        if isinstance(op, ast.Mult) and a == -1:
-            return self.done(ast.UnaryOp(op=ast.USub(), operand=right))
-        if isinstance(op, ast.Mult) and b == -1:
-            return self.done(ast.UnaryOp(op=ast.USub(), operand=left))
-        if isinstance(op, ast.Div) and b == 1:
-            return self.done(left)
-        if isinstance(op, ast.Pow) and b == 1:
-            return self.done(left)
-        if isinstance(op, (ast.Add, ast.Sub)) and b == 0:
-            return self.done(left)
-        if isinstance(op, ast.Add) and a == 0:
-            return self.done(right)
-        if (
-            isinstance(op, (ast.Add, ast.Sub))
-            and isinstance(right, ast.UnaryOp)
-            and isinstance(right.op, ast.USub)
-        ):
-            flipped = ast.Sub() if isinstance(op, ast.Add) else ast.Add()
-            return self.done(ast.BinOp(left=left, op=flipped, right=right.operand))
+        simpler = _scaled(op, left, b)
+        if simpler is None:
+            simpler = _identity(op, left, right, a, b)
+        if simpler is None:
+            simpler = _sign_moved(op, left, right)
+        return node if simpler is None else self.done(simpler)
+
+
+def _scaled(op: ast.operator, left: ast.expr, b: float | int | None) -> ast.expr | None:
+    """``left * b`` with ``b`` a number merged into ``left``'s own constant factor, or with
+    ``left``'s sign moved into ``b``; or None."""
+    if not isinstance(op, ast.Mult) or b is None:
+        return None
+    if isinstance(left, ast.BinOp):
+        c = _num(left.right)
+        if isinstance(left.op, ast.Mult) and c is not None and (_pow2(b) or _pow2(c)):
+            # (x * 100.0) * 2 is x * 200.0 exactly: scaling by 2 commutes with rounding
+            return ast.BinOp(left=left.left, op=ast.Mult(), right=ast.Constant(c * b))
+    if isinstance(left, ast.UnaryOp) and isinstance(left.op, ast.USub):
+        return ast.BinOp(left=left.operand, op=op, right=ast.Constant(-b))
+    return None
+
+
+def _identity(
+    op: ast.operator, left: ast.expr, right: ast.expr, a: float | int | None, b: float | int | None
+) -> ast.expr | None:
+    """``left op right`` where one side is the operator's identity (``g * 1``, ``g + 0``),
+    or ``-1`` (``-1 * g`` is ``-g``); or None."""
+    if isinstance(op, ast.Mult) and b == 1:
+        return left
+    if isinstance(op, ast.Mult) and a == 1:
+        return right
+    if isinstance(op, ast.Mult) and a == -1:
+        return ast.UnaryOp(op=ast.USub(), operand=right)
+    if isinstance(op, ast.Mult) and b == -1:
+        return ast.UnaryOp(op=ast.USub(), operand=left)
+    if isinstance(op, ast.Div) and b == 1:
+        return left
+    if isinstance(op, ast.Pow) and b == 1:
+        return left
+    if isinstance(op, (ast.Add, ast.Sub)) and b == 0:
+        return left
+    if isinstance(op, ast.Add) and a == 0:
+        return right
+    return None
+
+
+def _sign_moved(op: ast.operator, left: ast.expr, right: ast.expr) -> ast.expr | None:
+    """``a + -b`` is ``a - b``, ``a + -b * c`` is ``a - b * c``, ``-a * -b`` is ``a * b``;
+    or None."""
+    if isinstance(op, (ast.Add, ast.Sub)):
+        if isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub):
+            return ast.BinOp(left=left, op=_flipped(op), right=right.operand)
         if (  # a + -b * c is a - b * c: (-b) * c is -(b * c) exactly
-            isinstance(op, (ast.Add, ast.Sub))
-            and isinstance(right, ast.BinOp)
+            isinstance(right, ast.BinOp)
             and isinstance(right.op, (ast.Mult, ast.Div))
             and isinstance(right.left, ast.UnaryOp)
             and isinstance(right.left.op, ast.USub)
         ):
-            flipped = ast.Sub() if isinstance(op, ast.Add) else ast.Add()
             product = ast.BinOp(left=right.left.operand, op=right.op, right=right.right)
-            return self.done(ast.BinOp(left=left, op=flipped, right=product))
-        if (
-            isinstance(op, (ast.Mult, ast.Div))
-            and isinstance(left, ast.UnaryOp)
-            and isinstance(left.op, ast.USub)
-        ):
-            if isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub):
-                return self.done(ast.BinOp(left=left.operand, op=op, right=right.operand))
-        return node
+            return ast.BinOp(left=left, op=_flipped(op), right=product)
+        return None
+    if (
+        isinstance(op, (ast.Mult, ast.Div))
+        and isinstance(left, ast.UnaryOp)
+        and isinstance(left.op, ast.USub)
+        and isinstance(right, ast.UnaryOp)
+        and isinstance(right.op, ast.USub)
+    ):
+        return ast.BinOp(left=left.operand, op=op, right=right.operand)
+    return None
+
+
+def _flipped(op: ast.operator) -> ast.operator:
+    return ast.Sub() if isinstance(op, ast.Add) else ast.Add()
 
 
 def simplify(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:

@@ -31,100 +31,128 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
         x_bar[0] += b_bar
         return (W_bar, x_bar)
     """
-    params, helpers = ctx.params, ctx.helpers
+    helpers = ctx.helpers
     if helpers is None:
         return body, False
     index_adjoint = helpers.get("index_adjoint")
     fresh_calls = {helpers.get(h) for h in ("index_adjoint", "index_adjoint_add")}
+    candidates, indexable = _private_accumulators(body, ctx.params, index_adjoint, fresh_calls)
+    if not candidates:
+        return body, False
+    rewriter = _InPlace(candidates, indexable, index_adjoint)
+    body = rewriter.rewrite(body)
+    return body, rewriter.changed
 
-    def call_of(value: ast.expr, names: set[str | None]) -> ast.Call | None:
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-            if value.func.id in names and len(value.args) == 3 and not value.keywords:
-                return value
-        return None
 
-    def accumulation(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
-        """``(v, e)`` for ``v = v + e`` (``e`` not reading ``v``)."""
-        v = target(stmt)
-        value = getattr(stmt, "value", None)
-        if (
-            v is not None
-            and isinstance(stmt, ast.Assign)
-            and isinstance(value, ast.BinOp)
-            and isinstance(value.op, ast.Add)
-            and isinstance(value.left, ast.Name)
-            and value.left.id == v
-            and v not in reads(value.right)
-        ):
-            return v, value.right
-        return None
+def _call_of(value: ast.expr | None, names: set[str | None]) -> ast.Call | None:
+    """``value`` if it calls one of ``names`` with three positional arguments."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        if value.func.id in names and len(value.args) == 3 and not value.keywords:
+            return value
+    return None
 
-    def made(value: ast.expr | None) -> str | None:
-        """ "array" for a new array, "number" for a zero that may be a Python number."""
-        if call_of(value, fresh_calls) is not None or (
-            _is_zeros_like(value) and not isinstance(value, ast.Constant)
-        ):
-            return "array"
-        if isinstance(value, ast.Constant) and value.value == 0.0:
-            return "number"
-        if isinstance(value, (ast.BinOp, ast.UnaryOp)):
-            return "number"  # an array, or a number where the operands are numbers
-        return None
 
+def _accumulation(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
+    """``(v, e)`` for ``v = v + e`` (``e`` not reading ``v``)."""
+    v = target(stmt)
+    value = getattr(stmt, "value", None)
+    if (
+        v is not None
+        and isinstance(stmt, ast.Assign)
+        and isinstance(value, ast.BinOp)
+        and isinstance(value.op, ast.Add)
+        and isinstance(value.left, ast.Name)
+        and value.left.id == v
+        and v not in reads(value.right)
+    ):
+        return v, value.right
+    return None
+
+
+def _made(value: ast.expr | None, fresh_calls: set[str | None]) -> str | None:
+    """ "array" for a new array, "number" for a zero that may be a Python number."""
+    if _call_of(value, fresh_calls) is not None or (
+        _is_zeros_like(value) and not isinstance(value, ast.Constant)
+    ):
+        return "array"
+    if isinstance(value, ast.Constant) and value.value == 0.0:
+        return "number"
+    if isinstance(value, (ast.BinOp, ast.UnaryOp)):
+        return "number"  # an array, or a number where the operands are numbers
+    return None
+
+
+def _private_accumulators(
+    body: list[ast.stmt],
+    params: frozenset[str],
+    index_adjoint: str | None,
+    fresh_calls: set[str | None],
+) -> tuple[set[str], set[str]]:
+    """The names ``v`` of ``v = v + e`` whose array no one else sees (``v`` is given only
+    new values, and read only by its accumulations and ``return``), and those of them
+    whose every value is an array (where ``v[i] += g`` is safe)."""
     statements = list(_statements(body))
-    candidates = {a[0] for s in statements if (a := accumulation(s)) is not None} - params
+    candidates = {a[0] for s in statements if (a := _accumulation(s)) is not None} - params
     indexable = set(candidates)  # every value an array: v[i] += g is safe
     for s in statements:
         if isinstance(s, ast.Return):
             continue
-        found = accumulation(s)
+        found = _accumulation(s)
         s_reads, s_writes = set(own_reads(s)), set(own_writes(s))
         for v in list(candidates & (s_reads | s_writes)):
             if found is not None and found[0] == v:
-                if call_of(found[1], {index_adjoint}) is None:
+                if _call_of(found[1], {index_adjoint}) is None:
                     indexable.discard(v)  # v + e: perhaps a number, if v was one
                 continue
             if v in s_reads:
                 candidates.discard(v)
             elif v in s_writes:
-                kind = made(getattr(s, "value", None)) if isinstance(s, ast.Assign) else None
+                kind = _made(s.value, fresh_calls) if isinstance(s, ast.Assign) else None
                 if kind is None:
                     candidates.discard(v)
                 elif kind != "array":
                     indexable.discard(v)
-    if not candidates:
-        return body, False
-    changed = False
+    return candidates, indexable
 
-    def rewrite(block: list[ast.stmt]) -> list[ast.stmt]:
-        nonlocal changed
+
+class _InPlace:
+    """Rewrites the accumulations into ``candidates`` as augmented assignments, through
+    nested blocks; ``changed`` says whether it made one."""
+
+    def __init__(self, candidates: set[str], indexable: set[str], index_adjoint: str | None):
+        self.candidates, self.indexable = candidates, indexable
+        self.index_adjoint = index_adjoint
+        self.changed = False
+
+    def rewrite(self, block: list[ast.stmt]) -> list[ast.stmt]:
         out = []
         for s in block:
-            found = accumulation(s)
-            if found is not None and found[0] in candidates:
-                v, e = found
-                call = call_of(e, {index_adjoint})
-                if call is not None and v in indexable:
-                    where: ast.expr = ast.Subscript(
-                        value=ast.Name(id=v, ctx=ast.Load()),
-                        slice=_as_index(call.args[2]),
-                        ctx=ast.Store(),
-                    )
-                    e = call.args[0]
-                else:
-                    where = ast.Name(id=v, ctx=ast.Store())
-                out.append(ast.copy_location(ast.AugAssign(target=where, op=ast.Add(), value=e), s))
-                changed = True
+            found = _accumulation(s)
+            if found is not None and found[0] in self.candidates:
+                out.append(self._augmented(s, *found))
+                self.changed = True
                 continue
             for field in ("body", "orelse"):
                 inner = getattr(s, field, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    setattr(s, field, rewrite(inner))
+                    setattr(s, field, self.rewrite(inner))
             out.append(s)
         return out
 
-    body = rewrite(body)
-    return body, changed
+    def _augmented(self, s: ast.stmt, v: str, e: ast.expr) -> ast.AugAssign:
+        """``v += e`` for ``v = v + e``; ``v[i] += g`` for ``v = v + index_adjoint(g, x, i)``
+        where every value of ``v`` is an array."""
+        call = _call_of(e, {self.index_adjoint})
+        if call is not None and v in self.indexable:
+            where: ast.expr = ast.Subscript(
+                value=ast.Name(id=v, ctx=ast.Load()),
+                slice=_as_index(call.args[2]),
+                ctx=ast.Store(),
+            )
+            e = call.args[0]
+        else:
+            where = ast.Name(id=v, ctx=ast.Store())
+        return ast.copy_location(ast.AugAssign(target=where, op=ast.Add(), value=e), s)
 
 
 def _as_index(value: ast.expr) -> ast.expr:
