@@ -69,23 +69,50 @@ def check_grads(
     reverse-mode code (``v . d(vjp(u))/dx . v``) against central differences
     of the reverse-mode directional derivative.
     """
+    _check_options(order, modes)
+    args = list(args)
+    wrt_t = _tuple(wrt)
+    positions = _positions(func, wrt_t)
+    single, eps, atol, rtol = _tolerances(func, args, positions, eps, atol, rtol)
+    rng = np.random.default_rng(seed)
+    out = func(*args)
+    u = _like(out, rng)
+    vs = [_like(args[i], rng) for i in positions]
+    numeric = _inner(u, _central_difference(func, args, positions, vs, eps))
+    results = {"finite differences": numeric}
+    if "forward" in modes:
+        results["forward mode"] = _forward_directional(func, args, wrt_t, vs, u, out, atol, rtol)
+    if "reverse" in modes:
+        results["reverse mode"] = _reverse_directional(func, args, wrt_t, positions, vs, u)
+    _assert_agree(func, results, max(1.0, abs(numeric)), atol, rtol, eps)
+    if "forward" in modes and "reverse" in modes:
+        _compare_full(func, args, wrt_t, positions, rng, atol, rtol)
+    if order == 2:
+        eps2 = 1e-2 if single else 1e-5
+        _check_second_order(func, args, wrt_t, positions, u, vs, eps2, 10 * atol, 10 * rtol)
+
+
+def _check_options(order: int, modes: Sequence[str]) -> None:
     if order not in (1, 2):
         raise ValueError(f"check_grads checks order 1 or 2, not {order!r}")
     unknown = set(modes) - {"forward", "reverse"}
     if unknown:
         raise ValueError(f"unknown modes {sorted(unknown)}: use 'forward' and/or 'reverse'")
-    args = list(args)
-    wrt_t = _tuple(wrt)
-    positions = _positions(func, wrt_t)
+
+
+def _tolerances(func, args, positions, eps, atol, rtol) -> tuple[bool, float, float, float]:
+    """Whether the check is in single precision (the output or an argument checked is
+    float32), and ``eps``, ``atol``, ``rtol`` where not given: values suited to that."""
     out32 = np.result_type(func(*args)) == np.float32
     single = out32 or any(np.result_type(args[i]) == np.float32 for i in positions)
     eps = eps if eps is not None else (1e-3 if single else 1e-6)
     atol = atol if atol is not None else (1e-2 if single else 1e-5)
     rtol = rtol if rtol is not None else (1e-2 if single else 1e-5)
-    rng = np.random.default_rng(seed)
-    out = func(*args)
-    u = _like(out, rng)
-    vs = [_like(args[i], rng) for i in positions]
+    return single, eps, atol, rtol
+
+
+def _central_difference(func, args, positions, vs, eps) -> Any:
+    """``(f(x + eps v) - f(x - eps v)) / 2 eps``, in float64."""
 
     def shifted(sign: float) -> Any:
         moved = list(args)
@@ -93,23 +120,29 @@ def check_grads(
             moved[i] = args[i] + sign * eps * v
         return func(*moved)
 
-    numeric = _inner(
-        u,
-        (np.asarray(shifted(1.0), dtype=float) - np.asarray(shifted(-1.0), dtype=float))
-        / (2 * eps),
-    )
-    scale = max(1.0, abs(numeric))
-    results = {"finite differences": numeric}
-    if "forward" in modes:
-        value, tangent = jvp(func, wrt=wrt_t)(*args, *vs)
-        _assert_close("forward-mode value", value, out, atol, rtol)
-        results["forward mode"] = _inner(u, tangent)
-        _assert_shape("forward-mode tangent", tangent, out)
-    if "reverse" in modes:
-        cotangents = vjp(func, wrt=wrt_t)(*args, u)
-        for i, c in zip(positions, cotangents):
-            _assert_shape(f"reverse-mode gradient of argument {i}", c, args[i])
-        results["reverse mode"] = sum(_inner(c, v) for c, v in zip(cotangents, vs))
+    plus, minus = np.asarray(shifted(1.0), dtype=float), np.asarray(shifted(-1.0), dtype=float)
+    return (plus - minus) / (2 * eps)
+
+
+def _forward_directional(func, args, wrt_t, vs, u, out, atol, rtol) -> float:
+    """``<u, J v>`` from forward mode, checking its value and its tangent's shape."""
+    value, tangent = jvp(func, wrt=wrt_t)(*args, *vs)
+    _assert_close("forward-mode value", value, out, atol, rtol)
+    directional = _inner(u, tangent)
+    _assert_shape("forward-mode tangent", tangent, out)
+    return directional
+
+
+def _reverse_directional(func, args, wrt_t, positions, vs, u) -> float:
+    """``<J^T u, v>`` from reverse mode, checking each gradient's shape."""
+    cotangents = vjp(func, wrt=wrt_t)(*args, u)
+    for i, c in zip(positions, cotangents):
+        _assert_shape(f"reverse-mode gradient of argument {i}", c, args[i])
+    return sum(_inner(c, v) for c, v in zip(cotangents, vs))
+
+
+def _assert_agree(func, results: dict[str, float], scale: float, atol, rtol, eps) -> None:
+    """Every directional derivative in ``results`` agrees with the first."""
     names = list(results)
     for name in names[1:]:
         a, b = results[name], results[names[0]]
@@ -118,11 +151,6 @@ def check_grads(
                 f"{func.__name__}: directional derivative from {name} is {a!r} but "
                 f"{names[0]} give {b!r} (difference {a - b:.3g}, eps={eps})"
             )
-    if "forward" in modes and "reverse" in modes:
-        _compare_full(func, args, wrt_t, positions, rng, atol, rtol)
-    if order == 2:
-        eps2 = 1e-2 if single else 1e-5
-        _check_second_order(func, args, wrt_t, positions, u, vs, eps2, 10 * atol, 10 * rtol)
 
 
 def _check_second_order(func, args, wrt_t, positions, u, vs, eps, atol, rtol) -> None:
