@@ -33,6 +33,7 @@ import pytest
 from autograd import make_jvp, make_vjp
 
 import srcgrad
+from srcgrad.compiler.transform.callees import SPECIALIZATIONS
 
 
 def autograd_version(func, *callees):
@@ -628,14 +629,14 @@ def test_a_recursive_tree_evaluator_is_differentiated(mode):
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 @pytest.mark.parametrize("depth", [3, 20])
 def test_a_recursion_over_ever_new_structures_ends(mode, depth):
-    # past pipeline.SPECIALIZATIONS structures, the code is for arguments of any structure
+    # past callees.SPECIALIZATIONS structures, the code is for arguments of any structure
     f_ag = autograd_version(grown, evaluate)
     want = autograd.grad(f_ag, 2)(("c", 1), depth, THETA)
     got = srcgrad.grad(grown, wrt=2, mode=mode)(("c", 1), depth, THETA)
     assert_close(got, want, tol=1e-8)
     d = srcgrad.grad(grown, wrt=2)
     d(("c", 1), depth, THETA)
-    limit = srcgrad.compiler.driver.SPECIALIZATIONS + 1
+    limit = SPECIALIZATIONS + 1
     assert d.source.count("def grown_fwd") <= limit
     assert d.source.count("def evaluate_fwd") <= limit
 

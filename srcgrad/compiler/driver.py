@@ -31,6 +31,7 @@ from .normalize.lower import Normalized, dict_keys, normalize
 from .optimize import optimize
 from .parse import ParsedFunction, env_is_current, parse
 from .transform.builder import HELPERS, Builder, function_def, is_marker
+from .transform.callees import Callees
 from .transform.forward import forward
 from .transform.naming import Namer
 from .transform.reverse import reverse
@@ -84,20 +85,6 @@ def front(func: Callable[..., Any], trace: dict[str, str] | None = None) -> Norm
     return norm
 
 
-#: how many argument structures one function's derivative is specialized to in one program
-#: before further calls get code for arguments of unknown structure (see Program.request)
-SPECIALIZATIONS = 8
-
-
-def _possible(rank: Any) -> Any:
-    """``rank`` (a rank, None, or a structure of them), with impossible ranks unknown."""
-    if isinstance(rank, int) and not isinstance(rank, bool):
-        return rank if rank >= 0 else None
-    if isinstance(rank, tuple):
-        return tuple(_possible(r) for r in rank)
-    return rank
-
-
 class Program:
     """Every function one derivative needs: its entry point, and the derivative of
     each user function it calls (a jvp in forward mode; an augmented primal
@@ -111,41 +98,10 @@ class Program:
         self.helpers = helpers
         self.functions: list[ast.FunctionDef] = []
         self.env: dict[str, Any] = {}
-        self.names: dict[tuple, tuple[str, ...]] = {}
-        self.queue: list[tuple] = []
+        self.callees = Callees(namer)  # what the transforms call, to generate
         self.fronts: dict[Any, Normalized] = {}
-        #: the argument ranks each (function, kind, wrt) has been specialized to
-        self.specialized: dict[tuple, list[tuple]] = {}
         #: each callee as its derivatives read it: its free names renamed where they clash
         self.reading: dict[Any, Normalized] = {}
-
-    def request(self, func: Any, kind: str, wrt: tuple[str, ...], ranks: tuple) -> tuple[str, ...]:
-        """The names of ``func``'s derivative of ``kind`` (``"jvp"`` or ``"split"``) for
-        arguments of these ``ranks`` (structures, for lists, tuples and dicts).
-
-        A recursion may call a function with ever new argument structures (a walk down
-        an expression tree of nested tuples, a list grown by one per call): after
-        ``SPECIALIZATIONS`` of one function, each new request gets code for arguments
-        whose ranks are unknown where the earlier ones differ, and as that only ever
-        forgets, the requests end. A rank below zero (an index into a number, on a path
-        that cannot run) is unknown too.
-        """
-        ranks = tuple(_possible(r) for r in ranks)
-        family = self.specialized.setdefault((func, kind, wrt), [])
-        if (func, kind, wrt, ranks) not in self.names and len(family) >= SPECIALIZATIONS:
-            ranks = tuple(
-                r if all(seen[i] == r for seen in family) else None for i, r in enumerate(ranks)
-            )
-        key = (func, kind, wrt, ranks)
-        if key not in self.names:
-            family.append(ranks)
-            base = func.__name__
-            if kind == "jvp":
-                self.names[key] = (self.namer.fresh(f"jvp_{base}"),)
-            else:
-                self.names[key] = (self.namer.fresh(f"{base}_fwd"), self.namer.fresh(f"{base}_bwd"))
-            self.queue.append(key)
-        return self.names[key]
 
     def add_env(self, env: dict[str, Any], where: Normalized) -> dict[str, str]:
         """Bind the free names of ``where`` in the module; a name the module already binds
@@ -164,14 +120,14 @@ class Program:
 
     def build(self) -> None:
         """Generate every requested callee derivative (requests may add more)."""
-        while self.queue:
-            func, kind, wrt, ranks = self.queue.pop(0)
+        while self.callees.queue:
+            func, kind, wrt, ranks = self.callees.queue.pop(0)
             if func not in self.fronts:
                 self.fronts[func] = front(func)
                 renames = self.add_env(self.fronts[func].parsed.env, self.fronts[func])
                 self.reading[func] = _renamed(self.fronts[func], renames)
             norm = self.reading[func]
-            names = self.names[(func, kind, wrt, ranks)]
+            names = self.callees.names[(func, kind, wrt, ranks)]
             ranks_by_name = dict(zip([a.arg for a in norm.tree.args.args], ranks))
             _count("analyze")
             norm, facts = analyzed(
@@ -195,7 +151,7 @@ class Program:
         for name in (self.xp, self.math, *self.helpers.values()):
             namer.reserve(name)
         builder = Builder(namer, self.xp, facts, self.math, helpers=self.helpers)
-        builder.program = self
+        builder.callees = self.callees
         return builder
 
 
@@ -378,7 +334,7 @@ def derive(
     program = Program(namer, xp, math_name, helpers)
     program.add_env(norm.parsed.env, norm)
     builder = Builder(namer, xp, facts, math_name, helpers=helpers)
-    builder.program = program
+    builder.callees = program.callees
     _count("transform")
     if kind == "jvp":
         func = forward(norm, facts, wrt, builder)

@@ -13,6 +13,7 @@ from ... import runtime
 from ...rules import helpers as rule_helpers
 from ..analyze.facts import Facts
 from ..astwalk import copy_tree
+from .callees import Callees
 from .naming import Namer
 
 #: the helpers generated code may call, by name: the generic ones of srcgrad.runtime,
@@ -149,7 +150,8 @@ class Builder:
         self.xp = xp
         self.facts = facts
         self.helpers = helpers if helpers is not None else {h: namer.fresh(h) for h in HELPERS}
-        self.program: Any = None  # the Program collecting callee derivatives
+        #: the callee derivatives this code calls (the driver generates them)
+        self.callees: Callees | None = None
         self.math = math_name or namer.fresh("math")  # for rules on Python floats
         self.primal_of: dict[str, str] = {}
 

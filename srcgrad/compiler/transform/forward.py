@@ -144,7 +144,7 @@ def _call(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
     """``r = f(a, b)`` becomes ``r, r_dot = jvp_f(a, b, a_dot)``: the callee's own jvp."""
     op = facts.ops[stmt]
     wrt, ranks, active = call_signature(op, facts)
-    (jvp_name,) = builder.program.request(op.callee, "jvp", wrt, ranks)
+    (jvp_name,) = builder.callees.request(op.callee, "jvp", wrt, ranks)
     args = [copy_tree(a) for a in op.call_args]
     args += [name(builder.tangent(a.id)) for a in active]
     targets = ast.Tuple(

@@ -1,0 +1,511 @@
+"""The reverse-mode emitter: the primal sweep (with the saves the plan asks for), the
+adjoint sweep (statements in reverse, loops run backwards), and the function around
+them."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+
+from ....rules import instantiate
+from ...analyze.checks import check_mode
+from ...analyze.facts import Facts, assigned_name, is_setitem
+from ...astwalk import copy_tree, nodes
+from ...normalize.lower import Normalized
+from ..builder import Builder, add, assign, comment, marker, name
+from .calls import CallAdjoints
+from .shapes import AdjointShapes
+from .tape_plan import TapePlan, TapePlanner, uses
+from .uniform import UniformAdjoints
+from .writes import WriteAdjoints
+
+KINDS = ("grad", "value_and_grad", "vjp", "split")
+
+
+def reverse(
+    norm: Normalized, facts: Facts, wrt: list[str], builder: Builder, kind: str
+) -> ast.FunctionDef:
+    assert kind in KINDS, kind
+    check_mode(norm, facts, "vjp")
+    return _Reverse(norm, facts, wrt, builder).function(kind)
+
+
+#: functions whose result is a boolean array (an index that is a mask never repeats)
+
+
+def _loads_but_shapes(trees: list[ast.AST], builder: Builder) -> set[str]:
+    """The names ``trees`` read, leaving out the shape argument of each ``unbroadcast``
+    call (a shape is recomputed where its name is not kept: see _resolve_shape_reads)."""
+    helper = builder.helpers["unbroadcast"]
+    out: set[str] = set()
+    for tree in trees:
+        found = nodes(tree)
+        shapes = {
+            id(inner)
+            for n in found
+            if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == helper
+            for a in n.args[1:]
+            for inner in nodes(a)
+        }
+        out.update(
+            n.id
+            for n in found
+            if type(n) is ast.Name and type(n.ctx) is ast.Load and id(n) not in shapes
+        )
+    return out
+
+
+def _flatten(block: list[ast.stmt]) -> list[ast.AST]:
+    """Simple statements of ``block`` and the headers of its compound ones."""
+    out: list[ast.AST] = []
+    for stmt in block:
+        if isinstance(stmt, ast.If):
+            out.append(stmt.test)
+            out.extend(_flatten(stmt.body) + _flatten(stmt.orelse))
+        elif isinstance(stmt, (ast.For, ast.While)):
+            out.append(stmt.iter if isinstance(stmt, ast.For) else stmt.test)
+            out.extend(_flatten(stmt.body))
+        else:
+            out.append(stmt)
+    return out
+
+
+def _is_zeroing(stmt: ast.stmt) -> bool:
+    """``v_bar = np.zeros_like(v)``: its read of ``v`` needs no recording (at a
+    live range's start ``v`` holds the right value; resets follow a pop)."""
+    value = getattr(stmt, "value", None)
+    return (
+        isinstance(stmt, ast.Assign)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "zeros_like"
+    )
+
+
+class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
+    """Reverse mode of one core function, emitted from its :class:`TapePlan`."""
+
+    def __init__(self, norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) -> None:
+        self.norm = norm
+        self.facts = facts
+        self.wrt = wrt
+        self.builder = builder
+        self.active = facts.active
+        self.params = [a.arg for a in norm.tree.args.args]
+        self.core = norm.tree.body[:-1]
+        self.tape = ""
+        self.counters: dict[int, str] = {}  # id(loop) -> its trip counter
+        self.records: dict[int, str] = {}  # id(call statement) -> its callee's record
+        self.counter_presets: set[str] = set()
+        self.last_origin: ast.stmt | None = None
+        # names whose shapes unbroadcast and full_like may read instead of temporaries
+        self.named = self.params + [
+            n for n in facts.definitions if n not in norm.temps and n not in facts.loop_indices
+        ]
+        self._witness_facts: list[tuple[str, int, bool]] | None = None  # (see _witnesses)
+        self._in_loop_witnesses: list[str] = []
+        self.shape_reads: list[tuple[ast.Assign, str]] = []  # (statement, name) unbroadcast reads
+        self.shapes: dict[tuple[int, str], ast.expr] = {}  # recomputed shapes for those
+        self.saves: dict[int, str] = {}  # id(statement) -> where it saves, outside loops
+        self.levels: set[str] = set()  # names given scalars by _frozen
+        self.uniform: dict[str, ast.expr] = {}  # see _uniform_contributions
+        planner = TapePlanner(norm, facts, wrt)
+        self.plan = planner.plan
+        self.uniform_ok = self._uniform_candidates()
+        planner.settle(self._adjoint_reads)
+        self.last_origin = None
+
+    def _adjoint_reads(self, plan: TapePlan) -> set[str]:
+        """The names the adjoint sweep reads under ``plan`` (for the planner): it makes
+        the sweep, and, for each ``unbroadcast`` that reads only a shape, the shape from
+        operands the adjoint has anyway where it can (else the name is read)."""
+        self.shape_reads = []
+        self.shapes = {}
+        self.uniform = {}
+        adjoint, _ = self._adjoint(self.core, self.norm.tree.body, 0)
+        reads = [s for s in _flatten(adjoint) if not _is_zeroing(s)]
+        previous = plan.needed
+        plan.needed = _loads_but_shapes(reads, self.builder) | previous
+        self._resolve_shape_reads()  # (which adds the shapes it could not compute)
+        needed, plan.needed = plan.needed, previous
+        return needed
+
+    # -- the two sweeps --------------------------------------------------------------------
+    def _push(self, v: str) -> ast.stmt:
+        return self._push_value(name(v))
+
+    def _save(self, stmt: ast.stmt, value: ast.expr, depth: int) -> ast.stmt:
+        """Keep ``value`` for the adjoint: on the tape inside loops, where the
+        statement runs many times; in a variable of its own outside them."""
+        if depth > 0:
+            return self._push_value(value)
+        return assign(self._save_name(stmt), value)
+
+    def _save_name(self, stmt: ast.stmt) -> str:
+        if id(stmt) not in self.saves:
+            self.saves[id(stmt)] = self.builder.namer.fresh(f"{assigned_name(stmt)}_old")
+        return self.saves[id(stmt)]
+
+    def _restored(self, stmt: ast.stmt) -> ast.expr:
+        """Where the adjoint gets back what ``_save`` kept for ``stmt``."""
+        if self.plan.depth[id(stmt)] > 0:
+            pop = ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load())
+            return ast.Call(func=pop, args=[], keywords=[])
+        return name(self._save_name(stmt))
+
+    def _push_value(self, value: ast.expr) -> ast.stmt:
+        if not self.tape:
+            self.tape = self.builder.namer.fresh("tape")
+        push = ast.Attribute(value=name(self.tape), attr="append", ctx=ast.Load())
+        return ast.Expr(value=ast.Call(func=push, args=[value], keywords=[]))
+
+    def _pop(self, v: str) -> ast.stmt:
+        pop = ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load())
+        return assign(v, ast.Call(func=pop, args=[], keywords=[]))
+
+    def _counter(self, loop: ast.stmt) -> str | None:
+        if id(loop) in self.plan.counted:
+            if id(loop) not in self.counters:
+                self.counters[id(loop)] = self.builder.namer.fresh("trips")
+            return self.counters[id(loop)]
+        return None
+
+    def _primal(self, block: list[ast.stmt], depth: int) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in block:
+            if isinstance(stmt, ast.Assign):
+                if id(stmt) in self.plan.pushed and is_setitem(stmt):  # what the write destroys
+                    target = stmt.targets[0]
+                    old = ast.Subscript(
+                        value=copy_tree(target.value),
+                        slice=copy_tree(target.slice),
+                        ctx=ast.Load(),
+                    )
+                    out.append(self._save(stmt, self.builder.xp_call("copy", old), depth))
+                elif id(stmt) in self.plan.pushed:
+                    out.append(self._save(stmt, name(stmt.targets[0].id), depth))
+                op = self.facts.ops[stmt]
+                if op.call_args is not None and op.target in self.active:
+                    out.extend(self._call_primal(stmt, depth))
+                else:
+                    out.append(copy_tree(stmt))
+            elif isinstance(stmt, ast.If):
+                new = copy.copy(stmt)
+                new.body = self._primal(stmt.body, depth) or [ast.Pass()]
+                new.orelse = self._primal(stmt.orelse, depth)
+                out.append(new)
+            elif isinstance(stmt, (ast.For, ast.While)):
+                counter = self._counter(stmt)
+                hoisted = self._hoistable(stmt.body)
+                out.extend(copy_tree(s) for s in hoisted)
+                body = self._primal([s for s in stmt.body if s not in hoisted], depth + 1)
+                if counter:
+                    if depth > 0:
+                        self.counter_presets.add(counter)  # bound before its first push
+                        out.append(self._push(counter))
+                    out.append(assign(counter, ast.Constant(0)))
+                    one = ast.BinOp(left=name(counter), op=ast.Add(), right=ast.Constant(1))
+                    body = [assign(counter, one), *body]
+                new = copy.copy(stmt)
+                new.body = body
+                out.append(new)
+            else:
+                out.append(copy_tree(stmt))
+        return out
+
+    def _hoistable(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        """Statements of a loop's body computing the same number on every trip by
+        arithmetic that cannot fail (``t = -k``, ``c = dt * k`` on scalars): the
+        primal computes them once, before the loop."""
+        out = []
+        read_before: set[str] = set()
+        for stmt in body:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+                v = stmt.targets[0].id
+                value = stmt.value
+                cheap = (
+                    isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd))
+                ) or (
+                    isinstance(value, ast.BinOp)
+                    and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult))
+                )
+                operands = [n for n in ast.iter_child_nodes(value) if isinstance(n, ast.expr)]
+                if (
+                    cheap
+                    and v in self.plan.invariant
+                    and v not in read_before
+                    and all(
+                        isinstance(a, ast.Constant)
+                        and type(a.value) in (int, float)
+                        or isinstance(a, ast.Name)
+                        and self.facts.shape(a).rank == 0
+                        for a in operands
+                    )
+                ):
+                    out.append(stmt)
+            for node in [stmt] + [n for n in ast.walk(stmt) if isinstance(n, ast.stmt)]:
+                read_before.update(uses(node))
+        return out
+
+    def _zero(self, v: str, maybe_unbound: bool = False) -> ast.stmt:
+        if maybe_unbound:
+            return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", name(v)))
+        if v in self.plan.borrowed:  # its part of the outer container's adjoint
+            root, index = self.plan.borrowed[v]
+            part = ast.Subscript(
+                value=name(self.builder.adjoint(root)), slice=copy_tree(index), ctx=ast.Load()
+            )
+            return assign(self.builder.adjoint(v), part)
+        value = copy_tree(self.plan.recompute[v]) if v in self.plan.recompute else name(v)
+        if v in self.facts.sequences:
+            return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", value))
+        if self.facts.shape(name(v)).rank is None:  # perhaps a tuple (`p = t[0]`): look
+            return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", value))
+        return assign(self.builder.adjoint(v), self.builder.zero_like(value))
+
+    def _accumulate(self, v: str, contribution: ast.expr) -> ast.stmt:
+        """``v_bar = v_bar + contribution`` (element by element for a list)."""
+        target = self.builder.adjoint(v)
+        if v in self.facts.sequences:
+            c = contribution
+            if (  # one element's adjoint: added to that element alone
+                isinstance(c, ast.Call)
+                and isinstance(c.func, ast.Name)
+                and c.func.id == self.builder.helpers["index_adjoint"]
+            ):
+                g = c.args[0]
+                element = self.builder.primal_of.get(g.id) if isinstance(g, ast.Name) else None
+                helper = "set_at" if self.plan.borrowed.get(element, ("",))[0] == v else "add_at"
+                return assign(target, self.builder.call(helper, name(target), c.args[2], g))
+            return assign(target, self.builder.call("add_seq", name(target), contribution))
+        if self.facts.shape(name(v)).rank is None:  # perhaps a tuple: added element-wise
+            return assign(target, self.builder.call("add_seq", name(target), contribution))
+        return assign(target, add(name(target), contribution))
+
+    def _adjoint(
+        self, block: list[ast.stmt], container: list[ast.stmt], depth: int
+    ) -> tuple[list[ast.stmt], None]:
+        out: list[ast.stmt] = []
+        for v in sorted(self.active):  # adjoints whose live range is this block
+            if self.plan.home.get(v) == id(block) and block is not self.norm.tree.body:
+                out.append(self._zero(v))
+        for stmt in reversed(block):
+            if isinstance(stmt, ast.Assign) or stmt in self.facts.ops:
+                out.extend(self._assign_adjoint(stmt))
+            elif isinstance(stmt, ast.If):
+                body, _ = self._adjoint(stmt.body, block, depth)
+                orelse, _ = self._adjoint(stmt.orelse, block, depth)
+                if body or orelse:
+                    out.append(
+                        ast.If(test=copy_tree(stmt.test), body=body or [ast.Pass()], orelse=orelse)
+                    )
+            elif isinstance(stmt, (ast.For, ast.While)):
+                out.extend(self._loop_adjoint(stmt, depth))
+        return out, None
+
+    def _loop_adjoint(self, loop: ast.For | ast.While, depth: int) -> list[ast.stmt]:
+        body, _ = self._adjoint(loop.body, loop.body, depth + 1)
+        counter = self._counter(loop)
+        if isinstance(loop, ast.For):
+            trips = copy_tree(loop.iter)
+            if counter:
+                trips = ast.Subscript(
+                    value=trips,
+                    slice=ast.Slice(lower=None, upper=name(counter), step=None),
+                    ctx=ast.Load(),
+                )
+            iterate = ast.Call(func=name("reversed"), args=[trips], keywords=[])
+            target = copy_tree(loop.target)
+        else:
+            iterate = ast.Call(func=name("range"), args=[name(counter)], keywords=[])
+            target = ast.Name(id=self.builder.namer.fresh("_"), ctx=ast.Store())
+        out: list[ast.stmt] = []
+        if body:
+            out.append(ast.For(target=target, iter=iterate, body=body, orelse=[]))
+        if counter and depth > 0:
+            out.append(self._pop(counter))
+        return out
+
+    def _assign_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
+        op = self.facts.ops[stmt]
+        if op.key == "setitem":
+            return self._setitem_adjoint(stmt)
+        if op.key in ("pack", "append"):
+            return self._sequence_adjoint(stmt)
+        v = op.target
+        out: list[ast.stmt] = []
+        if v in self.active:
+            self._comment_origin(stmt, out)
+            if op.call_args is not None:
+                out.extend(self._call_adjoint(stmt))
+            else:
+                self._rule_adjoint(stmt, out)
+        if id(stmt) in self.plan.pushed:
+            out.append(assign(v, self._restored(stmt)))
+        if v in self.active and v not in self.plan.simple and v not in self.plan.borrowed:
+            out.append(self._zero(v))  # the older value's adjoint starts at zero
+        return out
+
+    def _comment_origin(self, stmt: ast.stmt, out: list[ast.stmt]) -> None:
+        """``# grad of: <the user's line>`` before the first adjoint of that line."""
+        origin = self.norm.origin.get(stmt)
+        if origin is not self.last_origin:
+            out.append(comment(f"grad of: {self.norm.origin_text(stmt)}"))
+            self.last_origin = origin
+
+    def _rule_adjoint(self, stmt: ast.Assign, out: list[ast.stmt]) -> None:
+        """The adjoint of ``v = f(a, b)`` by ``f``'s rule: each active operand's
+        contribution accumulated (a uniform adjoint passed on where it can be)."""
+        builder, op = self.builder, self.facts.ops[stmt]
+        v = op.target
+        g = name(builder.adjoint(v))
+        args = {
+            p: self.plan.recompute.get(a.id, a) if isinstance(a, ast.Name) else a
+            for p, a in op.ctx.args.items()
+        }
+        level = self.uniform.pop(v, None)
+        planned: dict[str, ast.expr] = {}
+        if level is not None:
+            planned, whole = self._uniform_contributions(stmt, args, level, out)
+            if not whole:  # the adjoint as an array after all, for the others
+                full = builder.xp_call("full_like", name(v), level)
+                full = builder.with_witnesses(full, self._witnesses(stmt))
+                full, before = self._shape_only_seed(full, stmt)
+                out.extend(before)
+                out.append(assign(g.id, full))
+        for param, atom in op.diff_args:
+            if not (isinstance(atom, ast.Name) and atom.id in self.active):
+                continue
+            if atom.id in self.uniform:
+                continue  # it holds the uniform adjoint passed on
+            if param in planned:
+                contribution = planned[param]
+            else:
+                ctx = dataclasses.replace(
+                    op.ctx, args=args, param=param, symbols=builder.symbols(g, v)
+                )
+                contribution = instantiate(op.rule.vjp[param], ctx)
+                spread = self._spreads_uniformly(contribution, atom.id)
+                if spread is not None:
+                    self.uniform[atom.id] = self._frozen(spread, stmt, out)
+                    continue
+            if op.rule.elementwise and not self.facts.fills(atom, stmt):
+                contribution = self._unbroadcast(contribution, atom.id, stmt)
+            contribution = builder.with_witnesses(contribution, self._witnesses(stmt))
+            contribution, before = self._shape_only_seed(contribution, stmt)
+            out.extend(before)
+            out.append(self._accumulate(atom.id, contribution))
+
+    def _unbroadcast(self, contribution: ast.expr, u: str, stmt: ast.Assign) -> ast.expr:
+        """``contribution`` summed to the shape of ``u`` (an operand of the elementwise
+        ``stmt``): a shape computed from operands where it can be, else ``u``'s own
+        (a read the plan resolves later: :meth:`_resolve_shape_reads`)."""
+        builder = self.builder
+        shape = self.shapes.get((id(stmt), u))
+        if shape is None and u in self.norm.temps:  # its operands' shapes
+            deep = self._shape_of(u, stmt, depth=0, deep=True)
+            if deep is not None and ast.dump(deep) != ast.dump(builder.xp_call("shape", name(u))):
+                shape = deep
+        if shape is not None:
+            return builder.call("unbroadcast_to", contribution, shape)
+        self.shape_reads.append((stmt, u))
+        return builder.call("unbroadcast", contribution, name(u))
+
+    # -- the function --------------------------------------------------------------------------
+    def function(self, kind: str) -> ast.FunctionDef:
+        """The derivative function: presets, the primal sweep, the value's checks, the
+        adjoints' starts and the seed, the adjoint sweep, and what ``kind`` returns."""
+        facts, builder, norm = self.facts, self.builder, self.norm
+        self.last_origin = None
+        primal = self._primal(self.core, 0)
+        out = facts.returned
+        out_active = isinstance(out, ast.Name) and out.id in self.active
+        if isinstance(out, ast.Name):
+            seed_name = builder.adjoint(out.id)
+        else:
+            seed_name = builder.namer.fresh("out_bar")
+        body: list[ast.stmt] = []
+        unbound = self._presets(body)
+        body.extend(primal)
+        out = self._value_checks(kind, out, seed_name, body)
+        top = norm.tree.body
+        for v in self.wrt + sorted(self.active - set(self.wrt)):
+            if self.plan.home.get(v) == id(top) and v != getattr(facts.returned, "id", None):
+                body.append(self._zero(v, maybe_unbound=v in unbound))
+        if kind in ("grad", "value_and_grad") and out_active:
+            body.append(assign(seed_name, ast.Constant(1.0)))
+        adjoint, _ = self._adjoint(self.core, top, 0)
+        body.extend(adjoint)
+        if self.tape:
+            body.insert(0, assign(self.tape, ast.List(elts=[], ctx=ast.Load())))
+        body.append(ast.Return(value=self._result(kind, out, out_active, body, adjoint)))
+        extra = [seed_name] if kind in ("vjp", "split") else []
+        return builder.function(f"{kind}_{norm.tree.name}", self.params + extra, body)
+
+    def _presets(self, body: list[ast.stmt]) -> list[str]:
+        """Names the sweeps need bound before the primal runs (saved where they may be
+        unbound, trip counters pushed in loops, adjoints of names some paths never
+        assign): bound in ``body``. Returns those last names."""
+        body.extend(assign(v, ast.Constant(None)) for v in self.plan.preset)
+        body.extend(assign(c, ast.Constant(0)) for c in sorted(self.counter_presets))
+        top = self.norm.tree.body
+        unbound = [
+            v
+            for v in sorted(self.active - set(self.params) - self.plan.definite)
+            if self.plan.home.get(v) == id(top) and v not in self.plan.preset
+        ]
+        body.extend(assign(v, ast.Constant(None)) for v in unbound)
+        return unbound
+
+    def _value_checks(
+        self, kind: str, out: ast.expr, seed_name: str, body: list[ast.stmt]
+    ) -> ast.expr:
+        """After the primal sweep: the value kept where the adjoint would change it, and
+        the checks of ``kind`` (a scalar for a gradient, a cotangent like the value for
+        a vjp). Returns the value to return."""
+        facts, builder = self.facts, self.builder
+        if (
+            kind == "value_and_grad"
+            and isinstance(out, ast.Name)
+            and len(facts.definitions.get(out.id, [])) > 1
+        ):  # before the adjoint restores older values
+            value = builder.namer.fresh(f"{out.id}_value")
+            body.append(assign(value, name(out.id)))
+            out = name(value)
+        if kind in ("grad", "value_and_grad") and facts.shape(out).rank is None:
+            body.append(ast.Expr(value=builder.call("check_scalar", copy_tree(out))))
+        if kind == "vjp":
+            check = builder.call("check_cotangent", name(seed_name), copy_tree(out))
+            body.append(ast.Expr(value=check))
+        if kind == "split":  # the value the caller gets: not changed by the adjoint's restores
+            body.append(marker(self._kept(copy_tree(out), body)))
+        return out
+
+    def _result(
+        self,
+        kind: str,
+        out: ast.expr,
+        out_active: bool,
+        body: list[ast.stmt],
+        adjoint: list[ast.stmt],
+    ) -> ast.expr:
+        """What the function returns: the gradients (zeros for an inactive ``wrt``), with
+        the value and ``has_aux``'s auxiliary value as ``kind`` asks."""
+        builder = self.builder
+        grads: list[ast.expr] = []
+        for w in self.wrt:
+            if w in self.active or (out_active and w == out.id):
+                grads.append(name(builder.adjoint(w)))
+            else:
+                grads.append(builder.xp_call("zeros_like", name(w)))
+        result: ast.expr = grads[0] if len(grads) == 1 else ast.Tuple(elts=grads, ctx=ast.Load())
+        value: ast.expr = copy_tree(out)
+        if self.norm.aux is not None:  # has_aux: (value, aux) and (gradient, aux)
+            aux = self._kept(name(self.norm.aux), body, before=adjoint)
+            value = ast.Tuple(elts=[value, aux], ctx=ast.Load())
+            if kind == "grad":
+                result = ast.Tuple(elts=[result, copy_tree(aux)], ctx=ast.Load())
+        if kind == "value_and_grad":
+            result = ast.Tuple(elts=[value, result], ctx=ast.Load())
+        return result

@@ -1,0 +1,389 @@
+"""Reverse mode's taping decision, as a plan: what the primal sweep records, what the
+adjoint sweep recomputes instead, which loops keep a trip count, and where each adjoint
+lives. :mod:`.reverse` only emits code from a :class:`TapePlan`.
+
+What the adjoint sweep reads must hold, when it is read, the value it had when the
+primal statement ran. The primal sweep keeps that true by saving a name's old value (on
+a tape in loops, in a variable outside them) just before an assignment destroys it, for
+names the adjoint reads; the adjoint sweep restores it right after that assignment's
+adjoint. Names with one definition outside loops are never saved; loop indices are
+restored by the reversed loop; cheap views (``xs[t]``) are recomputed rather than
+recorded; values every trip of a loop computes alike are not recorded. Loop trip counts
+are kept where a loop may stop early (``break``) or has no range (``while``).
+
+What the adjoint reads depends on what is recorded (a branch replayed only to restore a
+value reads its test), so the planner asks the emitter for the names its adjoint
+reads under the plan so far, and goes round to a fixed point
+(:meth:`TapePlanner.settle` says why it ends).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ...analyze.facts import Facts, assigned_name, walk_block
+from ...astwalk import copy_tree, loaded
+from ...normalize.lower import Normalized
+
+
+@dataclass
+class TapePlan:
+    """The taping decision for one function (statements and blocks by ``id``)."""
+
+    #: each block (a statement list) by id, the loop each loop body belongs to, and the
+    #: block each statement is in
+    blocks: dict[int, list[ast.stmt]] = field(default_factory=dict)
+    loop_of: dict[int, ast.stmt] = field(default_factory=dict)
+    blocks_of: dict[int, int] = field(default_factory=dict)
+    #: each statement's position in program order and its loop depth
+    position: dict[int, int] = field(default_factory=dict)
+    depth: dict[int, int] = field(default_factory=dict)
+    #: for every assignment, the indices of the for loops around it
+    loops_around: dict[int, list[str]] = field(default_factory=dict)
+    #: each active name's adjoint lives in the innermost block holding all its definitions
+    #: and uses (by id); ``simple``: those whose adjoint starts at zero there, no reset
+    home: dict[str, int] = field(default_factory=dict)
+    simple: set[str] = field(default_factory=set)
+    #: views the adjoint recomputes instead of recording (``t2 = xs[t]``): their values
+    recompute: dict[str, ast.expr] = field(default_factory=dict)
+    #: containers read out of a container whose adjoint is the element's part of the
+    #: outer one (``layer_bar = layers_bar[i]``), and put back: (outer name, index)
+    borrowed: dict[str, tuple[str, ast.expr]] = field(default_factory=dict)
+    #: names every trip of their loop gives the same value: never recorded
+    invariant: set[str] = field(default_factory=set)
+    #: writes into memory another name refers to at some time: undone even where their
+    #: own name is not read (a value recorded may be that memory)
+    shared_writes: set[int] = field(default_factory=set)
+    #: loops that keep a trip count (``while``; ``for`` with a ``break``)
+    counted: set[int] = field(default_factory=set)
+    #: the names the adjoint sweep reads (found by the fixed point)
+    needed: set[str] = field(default_factory=set)
+    #: assignments that save the value they overwrite, and the names bound to None first
+    #: (saved where they may be unbound); ``definite``: names bound on every path
+    pushed: set[int] = field(default_factory=set)
+    preset: list[str] = field(default_factory=list)
+    definite: set[str] = field(default_factory=set)
+
+
+def uses(stmt: ast.stmt) -> list[str]:
+    """Names a core statement reads itself (not in its nested blocks)."""
+    if isinstance(stmt, ast.Assign):
+        return list(loads([stmt.value]))
+    if isinstance(stmt, (ast.If, ast.While)):
+        return list(loads([stmt.test]))
+    if isinstance(stmt, ast.For):
+        return list(loads([stmt.iter]))
+    if isinstance(stmt, (ast.Return, ast.Expr)):
+        return list(loads([stmt.value]))
+    return []
+
+
+def loads(trees: list[ast.AST]) -> set[str]:
+    return {n for tree in trees for n in loaded(tree)}
+
+
+class TapePlanner:
+    """Makes the plan for ``norm``: ``.plan`` holds the parts fixed by the code alone
+    from the start; :meth:`settle` finds the rest."""
+
+    def __init__(self, norm: Normalized, facts: Facts, wrt: list[str]) -> None:
+        self.norm, self.facts, self.wrt = norm, facts, wrt
+        self.params = [a.arg for a in norm.tree.args.args]
+        self.core = norm.tree.body[:-1]
+        self.plan = plan = TapePlan()
+        self._top_index: dict[int, dict[int, int]] = {}  # (see _read_in_its_trip)
+        self._scopes()
+        for block in plan.blocks.values():
+            for stmt in block:
+                plan.blocks_of[id(stmt)] = id(block)
+        for k, (stmt, depth) in enumerate(walk_block(self.core)):
+            plan.position[id(stmt)] = k
+            plan.depth[id(stmt)] = depth
+            if isinstance(stmt, ast.While) or (isinstance(stmt, ast.For) and _has_break(stmt.body)):
+                plan.counted.add(id(stmt))
+        plan.shared_writes = facts.aliases.shared_writes if facts.aliases else set()
+        plan.loops_around = self._enclosing_loops()
+        plan.recompute = self._rematerializable()
+        plan.borrowed = self._borrowed()
+        plan.invariant = self._invariant()
+
+    def settle(self, adjoint_reads: Callable[[TapePlan], set[str]]) -> TapePlan:
+        """The whole plan. ``adjoint_reads(plan)``: the names the adjoint sweep the
+        emitter makes under ``plan`` reads (of those, the function's own names count: the
+        sweep's own temporaries are never recorded).
+
+        This goes round to a fixed point, and it ends: ``needed`` only grows (each
+        round adds what the adjoint reads to it), within the function's finitely many
+        names, and ``pushed`` is a function of ``needed`` (and of facts fixed here); so
+        a round that adds no name and saves no other statement changes nothing more and
+        ends the loop: at most one round per name, and one more. The bound is checked,
+        never assumed."""
+        plan = self.plan
+        names = set(self.params) | set(self.facts.definitions) | self.facts.loop_indices
+        for _ in range(len(names) + 2):
+            needed = (adjoint_reads(plan) & names) | plan.needed
+            pushed = self.pushes(needed)
+            if pushed == plan.pushed and needed == plan.needed:
+                return plan
+            plan.needed, plan.pushed = needed, pushed
+        raise AssertionError("srcgrad: what reverse mode records did not settle")
+
+    def _scopes(self) -> None:
+        """For every active name, the block its adjoint lives in and how it starts.
+
+        ``home[v]`` is the innermost block holding every definition and use of ``v``;
+        ``simple`` holds the names with one definition, a statement of that block,
+        before any use: their adjoint starts at zero at the reversed block's start and
+        needs no reset.
+        """
+        plan = self.plan
+        uses_of: dict[str, list[list[ast.stmt]]] = {}
+        defs: dict[str, list[list[ast.stmt]]] = {}
+        order: dict[str, list[tuple[int, str]]] = {}  # block id -> first def/use positions
+        chain: dict[int, list[int]] = {}  # block id -> ids of blocks enclosing it (outer first)
+
+        def visit(block: list[ast.stmt], parents: list[int]) -> None:
+            bid = id(block)
+            plan.blocks[bid] = block
+            chain[bid] = parents + [bid]
+            for stmt in block:
+                for n in uses(stmt):
+                    uses_of.setdefault(n, []).append(block)
+                    order.setdefault(n, []).append((bid, "use"))
+                if isinstance(stmt, ast.Assign) or stmt in self.facts.ops:
+                    t = assigned_name(stmt)
+                    defs.setdefault(t, []).append(block)
+                    order.setdefault(t, []).append((bid, "def"))
+                if isinstance(stmt, ast.If):
+                    visit(stmt.body, chain[bid])
+                    visit(stmt.orelse, chain[bid])
+                elif isinstance(stmt, (ast.For, ast.While)):
+                    plan.loop_of[id(stmt.body)] = stmt
+                    visit(stmt.body, chain[bid])
+
+        top = self.norm.tree.body
+        visit(top, [])
+        for v in self.facts.active | set(self.wrt):
+            if v in self.params or v in self.facts.loop_indices:
+                plan.home[v] = id(top)
+                continue
+            blocks = [chain[id(b)] for b in defs.get(v, []) + uses_of.get(v, [])]
+            common = blocks[0] if blocks else [id(top)]
+            for c in blocks[1:]:
+                k = 0
+                while k < min(len(common), len(c)) and common[k] == c[k]:
+                    k += 1
+                common = common[:k]
+            home = common[-1] if common else id(top)
+            plan.home[v] = home
+            events = [kind for bid, kind in order.get(v, []) if bid == home or kind == "use"]
+            # one definition: with two, the later one's adjoint must reset v's
+            direct = [id(b) for b in defs.get(v, [])] == [home]
+            if direct and events and events[0] == "def":
+                plan.simple.add(v)
+
+    def _enclosing_loops(self) -> dict[int, list[str]]:
+        """For every assignment, the indices of the for loops around it."""
+        found: dict[int, list[str]] = {}
+
+        def visit(block: list[ast.stmt], indices: list[str]) -> None:
+            for stmt in block:
+                if isinstance(stmt, ast.Assign):
+                    found[id(stmt)] = indices
+                elif isinstance(stmt, ast.If):
+                    visit(stmt.body, indices)
+                    visit(stmt.orelse, indices)
+                elif isinstance(stmt, ast.For):
+                    visit(stmt.body, indices + [stmt.target.id])
+                elif isinstance(stmt, ast.While):
+                    visit(stmt.body, indices)
+
+        visit(self.core, [])
+        return found
+
+    def _rematerializable(self) -> dict[str, ast.expr]:
+        """Temporaries that are cheap views of values that do not change before
+        their adjoint runs (``t2 = xs[t]`` in a loop over ``t``): the adjoint
+        recomputes them instead of recording them."""
+        loops = self.plan.loops_around
+        out: dict[str, ast.expr] = {}
+        readers: dict[str, list[ast.stmt]] = {}
+        for stmt, _ in walk_block(self.core):
+            for n in uses(stmt):
+                readers.setdefault(n, []).append(stmt)
+        returned = set(uses(self.norm.tree.body[-1]))
+        for v, defs in self.facts.definitions.items():  # in program order
+            if len(defs) != 1:
+                continue
+            stmt = defs[0][0]
+            if not isinstance(stmt, ast.Assign) or not isinstance(stmt.targets[0], ast.Name):
+                continue
+            if v not in self.norm.temps and not self._read_in_its_trip(v, stmt, readers, returned):
+                continue
+            value = stmt.value
+            if not isinstance(value, (ast.Subscript, ast.Attribute)):
+                continue
+            if isinstance(value, ast.Attribute) and value.attr != "T":
+                continue
+            if self._stable(value, stmt, loops, out) and (
+                self.plan.home.get(v, id(self.norm.tree.body)) is not None
+            ):
+                out[v] = copy_tree(value, out)  # (with the views it reads substituted)
+        return out
+
+    def _stable(
+        self, value: ast.expr, stmt: ast.stmt, loops: dict[int, list[str]], views: dict
+    ) -> bool:
+        """Whether every name ``value`` reads holds, when the adjoint of ``stmt`` runs,
+        the value it had when ``stmt`` ran."""
+        stable = True
+        for n in loads([value]):
+            n_defs = self.facts.definitions.get(n, [])
+            if n in self.facts.loop_indices:
+                stable = stable and n in loops.get(id(stmt), [])
+            elif n in views:  # a view of a view (layers[i]["W"])
+                continue
+            elif len(n_defs) > 1 or any(depth > 0 for _, depth in n_defs):
+                stable = False
+        return stable
+
+    def _borrowed(self) -> dict[str, tuple[str, ast.expr]]:
+        """Containers read out of a container (``layer = layers[i]``, a view read again
+        in the backward loop) whose adjoint may start as the element's adjoint in the
+        outer one (``layer_bar = layers_bar[i]``) and be put back (``set_at``) instead of
+        starting at zeros and being added: nothing else gives ``layers`` an adjoint."""
+        out: dict[str, tuple[str, ast.expr]] = {}
+        active = self.facts.active
+        for v in self.plan.recompute:
+            (stmt, _), *rest = self.facts.definitions[v]
+            value = stmt.value
+            if (
+                rest
+                or not isinstance(value, ast.Subscript)
+                or not isinstance(value.value, ast.Name)
+            ):
+                continue
+            root = value.value.id
+            if not {v, root} <= active & self.facts.sequences:
+                continue
+            if self.plan.home.get(v) != self.plan.blocks_of.get(id(stmt)):
+                continue
+            others = [
+                op
+                for s, op in self.facts.ops.items()
+                if s is not stmt
+                and any(isinstance(a, ast.Name) and a.id == root for _, a in op.diff_args)
+            ]
+            if not others:
+                out[v] = (root, value.slice)
+        return out
+
+    def _read_in_its_trip(
+        self, v: str, stmt: ast.stmt, readers: dict[str, list[ast.stmt]], returned: set[str]
+    ) -> bool:
+        """Whether every read of ``v`` (a user's variable) comes after its one definition
+        ``stmt`` in the same block: its value is then the one that definition gave in
+        the same trip of the loops around it, so a view may be taken again there."""
+        if v in returned or v in self.params:
+            return False
+        if id(stmt) not in self.plan.blocks_of:
+            return False
+        bid = self.plan.blocks_of[id(stmt)]
+        if bid not in self._top_index:  # each statement in the block's tree: its top's index
+            block = self.plan.blocks[bid]
+            self._top_index[bid] = {
+                id(s): k for k, top in enumerate(block) for s, _ in walk_block([top])
+            }
+        where = self._top_index[bid]
+        k = where[id(stmt)]
+        return all(where.get(id(r), -1) > k for r in readers.get(v, []))
+
+    def _invariant(self) -> set[str]:
+        """Names (not parameters) defined once, inside a loop, by a primitive (a
+        rule-backed operation) of values no loop changes (``t = -k``): every trip
+        computes the same value, so the value the loop leaves is the one each adjoint
+        trip needs, and nothing is recorded."""
+        defs = self.facts.definitions
+
+        def stable(n: str) -> bool:
+            return n not in self.facts.loop_indices and all(d == 0 for _, d in defs.get(n, []))
+
+        out: set[str] = set()
+        for v, v_defs in defs.items():
+            if len(v_defs) != 1 or v_defs[0][1] == 0 or not isinstance(v_defs[0][0], ast.Assign):
+                continue
+            if v in self.params:  # its value before the loop (the argument) may be read
+                continue
+            stmt = v_defs[0][0]
+            op = self.facts.ops.get(stmt)
+            if op is None or op.rule is None or op.key == "setitem" or op.ctx is None:
+                continue
+            if all(stable(n) and len(defs.get(n, [])) <= 1 for n in loads([stmt.value])):
+                out.add(v)
+        return out
+
+    def pushes(self, needed: set[str]) -> set[int]:
+        """The assignments that must save the value they overwrite: those to a name the
+        adjoint reads (``needed``) that may already hold a value there. A name saved
+        where it may be unbound is bound to None at the start (``plan.preset``)."""
+        plan = self.plan
+        pushed: set[int] = set()
+        preset: set[str] = set()
+
+        def walk(block: list[ast.stmt], maybe: set[str], sure: set[str]) -> tuple[set, set]:
+            maybe, sure = set(maybe), set(sure)  # (the caller's stay as they are)
+            for stmt in block:
+                if isinstance(stmt, ast.Assign):
+                    v = assigned_name(stmt)
+                    if (
+                        (v in needed or id(stmt) in plan.shared_writes)
+                        and v in maybe
+                        and v not in self.facts.loop_indices
+                        and v not in plan.invariant
+                    ):
+                        pushed.add(id(stmt))
+                        if v not in sure:
+                            preset.add(v)
+                    maybe.add(v)
+                    sure.add(v)
+                elif isinstance(stmt, ast.If):
+                    m1, s1 = walk(stmt.body, maybe, sure)
+                    m2, s2 = walk(stmt.orelse, maybe, sure)
+                    maybe, sure = m1 | m2, s1 & s2
+                elif isinstance(stmt, (ast.For, ast.While)):
+                    names = set(_assigned(stmt.body))
+                    if isinstance(stmt, ast.For):
+                        names.add(stmt.target.id)
+                    inner = maybe | names  # what earlier iterations may have left
+                    walk(stmt.body, inner, sure)
+                    maybe = inner
+            return maybe, sure
+
+        params = set(self.params)
+        _, plan.definite = walk(self.core, params, params)
+        plan.preset = sorted(preset - params)
+        return pushed
+
+
+def _assigned(block: list[ast.stmt]) -> list[str]:
+    return [
+        n.id
+        for stmt in block
+        for n in ast.walk(stmt)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    ]
+
+
+def _has_break(body: list[ast.stmt]) -> bool:
+    return any(isinstance(s, ast.Break) for s in _same_loop(body))
+
+
+def _same_loop(body: list[ast.stmt]):
+    """The statements of a loop's body outside loops nested in it."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from _same_loop(stmt.body)
+            yield from _same_loop(stmt.orelse)

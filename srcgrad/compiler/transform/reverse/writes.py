@@ -1,0 +1,143 @@
+"""Adjoints of writes: ``y[i] = v`` into an array (repeated indices follow numpy: the
+last write wins), and ``t = (a, b)`` and ``xs.append(v)`` into sequences."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from ...astwalk import copy_tree
+from ..builder import add, assign, name
+
+_MASK_CALLS = (
+    np.isnan,
+    np.isfinite,
+    np.isinf,
+    np.signbit,
+    np.logical_and,
+    np.logical_or,
+    np.logical_not,
+    np.logical_xor,
+)
+
+
+def _index_value(index: ast.expr) -> ast.expr:
+    """An index as a value to pass to a function: ``1:n`` is ``slice(1, n)``."""
+    if isinstance(index, ast.Tuple):
+        return ast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=ast.Load())
+    if isinstance(index, ast.Slice):
+        parts = [p or ast.Constant(None) for p in (index.lower, index.upper, index.step)]
+        return ast.Call(func=name("slice"), args=copy_tree(parts), keywords=[])
+    return copy_tree(index)
+
+
+class WriteAdjoints:
+    """Adjoints of writes into arrays and sequences.
+
+    The methods of this class are part of ``_Reverse`` (:mod:`.sweeps`), whose state
+    they read: ``facts``, ``norm``, ``builder``, ``plan`` (the :class:`TapePlan`),
+    ``active``, and the emitter's own tables."""
+
+    def _setitem_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
+        """Adjoint of ``y[i] = v``: ``v`` gets ``y_bar[i]``, which then is zero (the
+        old values there no longer reach the output); ``y[i]`` gets its old values back."""
+        op = self.facts.ops[stmt]
+        y, v = op.target, op.args["v"]
+        index = op.ctx.index
+        out: list[ast.stmt] = []
+        if y in self.active:
+            self._comment_origin(stmt, out)
+            y_bar = self.builder.adjoint(y)
+            if isinstance(v, ast.Name) and v.id in self.active:
+                part = ast.Subscript(value=name(y_bar), slice=copy_tree(index), ctx=ast.Load())
+                if self._may_repeat(index):  # only the last write to an element counts
+                    part = self.builder.call("kept_writes", name(y_bar), _index_value(index))
+                shape = self.shapes.get((id(stmt), v.id))
+                if shape is not None:
+                    part = self.builder.call("unbroadcast_to", part, shape)
+                else:
+                    part = self.builder.call("unbroadcast", part, name(v.id))
+                    self.shape_reads.append((stmt, v.id))
+                v_bar = self.builder.adjoint(v.id)
+                out.append(assign(v_bar, add(name(v_bar), part)))
+            fresh = ast.Call(
+                func=ast.Attribute(value=name(y_bar), attr="copy", ctx=ast.Load()),
+                args=[],
+                keywords=[],
+            )
+            out.append(assign(y_bar, fresh))
+            zero = ast.Subscript(value=name(y_bar), slice=copy_tree(index), ctx=ast.Store())
+            out.append(ast.Assign(targets=[zero], value=ast.Constant(0.0)))
+        if id(stmt) in self.plan.pushed:
+            restore = ast.Subscript(value=name(y), slice=copy_tree(index), ctx=ast.Store())
+            out.append(ast.Assign(targets=[restore], value=self._restored(stmt)))
+        return out
+
+    def _may_repeat(self, index: ast.expr) -> bool:
+        """Whether an index may name one element twice (``y[[0, 0]]``): it holds an array
+        or list, not a boolean mask (a comparison, a negation or ``&``/``|`` of them).
+        Numbers, slices, ``None`` and ``...`` name each element once."""
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return any(
+            isinstance(p, ast.Name) and self.facts.shape(p).rank != 0 and not self._mask(p.id)
+            for p in parts
+        )
+
+    def _mask(self, v: str, depth: int = 0) -> bool:
+        """Whether every definition of ``v`` gives it a boolean array."""
+        defs = self.facts.definitions.get(v, [])
+        if not defs or depth > 5:
+            return False
+        for stmt, _ in defs:
+            op = self.facts.ops.get(stmt)
+            if op is None or op.key == "setitem":
+                return False
+            if op.key == "compare" or op.key in _MASK_CALLS:
+                continue
+            if op.key in (ast.Invert, ast.BitAnd, ast.BitOr, ast.BitXor) and all(
+                isinstance(a, ast.Name) and self._mask(a.id, depth + 1) for a in op.args.values()
+            ):
+                continue
+            return False
+        return True
+
+    def _sequence_adjoint(self, stmt: ast.stmt) -> list[ast.stmt]:
+        """Adjoints of ``t = (a, b)`` (each element its part) and ``xs.append(v)``
+        (``v`` gets the last adjoint, which leaves the list; so does the value)."""
+        op = self.facts.ops[stmt]
+        out: list[ast.stmt] = []
+        g = name(self.builder.adjoint(op.target))
+        active = op.target in self.active
+        if active:
+            self._comment_origin(stmt, out)
+        if op.key == "pack" and active:
+            for k, atom in enumerate(stmt.value.elts):
+                if isinstance(atom, ast.Name) and atom.id in self.active:
+                    part = ast.Subscript(value=copy_tree(g), slice=ast.Constant(k), ctx=ast.Load())
+                    out.append(self._accumulate(atom.id, part))
+        elif op.key == "append":
+            if active:
+                last = ast.Call(
+                    func=ast.Attribute(value=g, attr="pop", ctx=ast.Load()), args=[], keywords=[]
+                )
+                v = op.args["v"]
+                if isinstance(v, ast.Name) and v.id in self.active:
+                    out.append(self._accumulate(v.id, last))
+                else:
+                    out.append(ast.Expr(value=last))
+            if op.target in self.plan.needed or id(stmt) in self.plan.shared_writes:  # as it was
+                shrink = ast.Attribute(value=name(op.target), attr="pop", ctx=ast.Load())
+                out.append(ast.Expr(value=ast.Call(func=shrink, args=[], keywords=[])))
+        if op.key == "pack" and id(stmt) in self.plan.pushed:
+            out.append(assign(op.target, self._restored(stmt)))
+        v = op.target
+        if (
+            op.key == "pack"
+            and active
+            and v not in self.plan.simple
+            and v not in self.plan.borrowed
+        ):
+            # the older value's adjoint starts at zero (a tuple, or what else it held)
+            out.append(self._zero(v, maybe_unbound=v not in self.facts.sequences))
+        return out
