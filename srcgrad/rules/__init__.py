@@ -242,8 +242,10 @@ SEQUENCE_RULES: dict[str, Rule] = {}
 # the modules that fill RULES
 from . import (  # noqa: E402,F401
     elementwise,
+    indexing,
     linalg,
-    numpy_rules,
+    methods,
+    operators,
     reductions,
     runtime_rules,
     scipy_special,

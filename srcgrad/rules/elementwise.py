@@ -66,7 +66,7 @@ import ast
 import numpy as np
 
 from . import Context, NotStatic
-from .numpy_rules import _max_rank, binary, elementwise, nondiff, pow_dx, unary
+from .builders import _max_rank, binary, elementwise, nondiff, pow_dx, unary
 
 # -- exponentials and logarithms --------------------------------------------------------
 unary(np.expm1, "g * np.exp(x)")  # (ans + 1 is 0 where expm1 rounds to -1)

@@ -44,7 +44,7 @@ import ast
 import numpy as np
 
 from . import Context, NotStatic, Rule, linear, register
-from .numpy_rules import _REDUCTION, _reduced_rank, _spread
+from .methods import _REDUCTION, _reduced_rank, _spread
 
 
 # -- template pieces -------------------------------------------------------------------

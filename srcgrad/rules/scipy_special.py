@@ -55,7 +55,7 @@ import dataclasses
 from collections import ChainMap
 
 from . import Context, NotStatic, Rule, instantiate, register
-from .numpy_rules import _max_rank
+from .builders import _max_rank
 
 try:
     import scipy.special as _special

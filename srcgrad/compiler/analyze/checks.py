@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import NoDerivativeError, UnsupportedSyntaxError
-from ...rules.numpy_rules import operation_name
+from ...rules.builders import operation_name
 from ..normalize.lower import Normalized
 from .dtypes import check_writes
 from .dtypes import hashable_in as _hashable_in
