@@ -45,7 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from ..normalize.lower import Normalized, is_static
+from ..normalize.expressions import is_static
+from ..normalize.lower import Normalized
 from ..parse import source_text
 from .classify import is_user_function
 from .facts import Facts, is_append, is_setitem, popped, resolve_static, walk_block

@@ -1,0 +1,321 @@
+"""Part of normalize: the lowering of expressions. :class:`_Expressions` holds the state
+every part of the lowering shares (the block statements go into, each user name's current
+version, the temporaries made) and lowers an expression to a core right-hand side, one
+operation on atoms, emitting a temporary for each operation inside it."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from ...errors import UnsupportedSyntaxError
+from ..parse import ParsedFunction
+from ..transform.naming import Namer, names_in
+
+_NOT_YET = "srcgrad does not differentiate {what} yet; {advice}"
+
+
+_UNSUPPORTED_EXPRS: dict[type, tuple[str, str]] = {
+    ast.Lambda: ("lambdas inside the function", "define a function at module level"),
+    ast.ListComp: ("list comprehensions", "use vectorised numpy operations"),
+    ast.SetComp: ("set comprehensions", "use vectorised numpy operations"),
+    ast.DictComp: ("dict comprehensions", "use vectorised numpy operations"),
+    ast.GeneratorExp: ("generator expressions", "use vectorised numpy operations"),
+    ast.Yield: ("generators (`yield`)", "return an array instead"),
+    ast.YieldFrom: ("generators (`yield from`)", "return an array instead"),
+    ast.Await: ("`await`", "differentiate a plain synchronous function"),
+    ast.NamedExpr: ("assignment expressions (`:=`)", "assign in a statement of its own"),
+    ast.Starred: ("starred arguments (`*args`)", "pass the arguments one by one"),
+    ast.JoinedStr: ("f-strings", "build strings outside the differentiated function"),
+    ast.Dict: ("dict displays", "pass dicts in as arguments"),
+    ast.Set: ("set displays", "use a tuple or an array"),
+}
+
+
+def is_static(node: ast.expr, env: dict[str, Any], local: set[str]) -> bool:
+    """Whether ``node`` is a dotted name rooted at a global, closure or builtin."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in env and node.id not in local
+
+
+class _Expressions:
+    """The lowering's state, and the lowering of expressions (statements are lowered by
+    a subclass, :class:`~.statements._Statements`)."""
+
+    def __init__(
+        self, parsed: ParsedFunction, dicts: dict[tuple[int, int, int, int], tuple] | None = None
+    ) -> None:
+        self.parsed = parsed
+        self.env = parsed.env
+        self.locator = parsed.locator
+        self.namer = Namer(names_in(parsed.tree) | set(parsed.env))
+        self.local = {a.arg for a in parsed.tree.args.args}
+        self.current: dict[str, str] = {p: p for p in parsed.params}  # user name -> version
+        self.body: list[ast.stmt] = []
+        self.origin: dict[ast.stmt, ast.stmt] = {}
+        self.user_stmt: ast.stmt | None = None
+        self.temps: set[str] = set()
+        self.dicts = dicts or {}  # where a loop names a dict -> its keys
+        self.iterated: dict[str, tuple[int, int, int, int]] = {}
+        self.mutable: set[str] = set()  # names assigned inside if/for/while: never versioned
+        self.updates: dict[ast.stmt, str] = {}  # see Normalized.updates
+
+    @contextlib.contextmanager
+    def block(self, into: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+        """Emit into ``into`` for the duration (the body of an if or a loop)."""
+        outer, self.body = self.body, into
+        try:
+            yield into
+        finally:
+            self.body = outer
+
+    def place(self, stmt: ast.stmt) -> ast.stmt:
+        """Add a compound or control statement to the current block."""
+        ast.copy_location(stmt, self.user_stmt)
+        self.body.append(stmt)
+        self.origin[stmt] = self.user_stmt
+        return stmt
+
+    # -- helpers -------------------------------------------------------------
+    def fail(self, node: ast.AST, message: str) -> UnsupportedSyntaxError:
+        err = self.locator.error(UnsupportedSyntaxError, node, message)
+        assert isinstance(err, UnsupportedSyntaxError)
+        return err
+
+    def not_yet(self, node: ast.AST, table: dict[type, tuple[str, str]]) -> None:
+        what, advice = table[type(node)]
+        raise self.fail(node, _NOT_YET.format(what=what, advice=advice))
+
+    def emit(self, target: str, value: ast.expr) -> None:
+        stmt = ast.Assign(targets=[ast.Name(id=target, ctx=ast.Store())], value=value)
+        ast.copy_location(stmt, self.user_stmt)
+        self.body.append(stmt)
+        assert self.user_stmt is not None
+        self.origin[stmt] = self.user_stmt
+
+    # -- expressions ---------------------------------------------------------
+    def load(self, name: str, node: ast.AST) -> ast.expr:
+        if name in self.current:
+            return ast.Name(id=self.current[name], ctx=ast.Load())
+        if name in self.env:
+            return ast.Name(id=name, ctx=ast.Load())
+        raise self.fail(node, f"variable {name!r} is used before it is assigned.")
+
+    def is_atom(self, node: ast.expr) -> bool:
+        return isinstance(node, (ast.Name, ast.Constant)) or self.is_static(node)
+
+    def as_atom(self, value: ast.expr) -> ast.expr:
+        """Store a core right-hand side in a temporary unless it is an atom."""
+        if self.is_atom(value):
+            return value
+        name = self.temp()
+        self.emit(name, value)
+        return ast.Name(id=name, ctx=ast.Load())
+
+    def as_temp(self, value: ast.expr, force: bool = False) -> str:
+        """A fresh temporary holding ``value``."""
+        name = self.temp()
+        self.emit(name, value)
+        return name
+
+    def temp(self) -> str:
+        name = self.namer.temp()
+        self.temps.add(name)
+        return name
+
+    def atom(self, node: ast.expr) -> ast.expr:
+        return self.as_atom(self.rhs(node))
+
+    def is_static(self, node: ast.expr) -> bool:
+        return is_static(node, self.env, set(self.current))
+
+    def rhs(self, node: ast.expr) -> ast.expr:
+        """Lower ``node`` to a core right-hand side (one operation on atoms)."""
+        if type(node) in _UNSUPPORTED_EXPRS:
+            self.not_yet(node, _UNSUPPORTED_EXPRS)
+        if isinstance(node, ast.Constant):
+            return ast.Constant(value=node.value)
+        if isinstance(node, ast.Name):
+            return self.load(node.id, node)
+        if isinstance(node, ast.Attribute):
+            if self.is_static(node):
+                return _copy(node)
+            return ast.Attribute(value=self.atom(node.value), attr=node.attr, ctx=ast.Load())
+        if isinstance(node, ast.UnaryOp):
+            return self.unary(node)
+        if isinstance(node, ast.BinOp):
+            return self.binary(node)
+        if isinstance(node, ast.IfExp):
+            return self.conditional(node)
+        if isinstance(node, ast.BoolOp):
+            return self.boolean(node)
+        if isinstance(node, ast.Compare) and len(node.ops) > 1:
+            return self.chained_comparison(node)
+        if isinstance(node, ast.Compare):
+            left = self.atom(node.left)
+            return ast.Compare(
+                left=left, ops=node.ops, comparators=[self.atom(node.comparators[0])]
+            )
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.Subscript):
+            value = self.atom(node.value)
+            return ast.Subscript(value=value, slice=self.index(node.slice), ctx=ast.Load())
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return self.display(node)
+        text = self.locator.segment(node)
+        raise self.fail(node, f"srcgrad does not support the expression `{text}`.")
+
+    def unary(self, node: ast.UnaryOp) -> ast.expr:
+        """``-x``, ``not x``, ``~x``; a signed number is a constant (``-1``)."""
+        if isinstance(node.operand, ast.Constant) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = node.operand.value
+            if isinstance(value, (int, float, complex)) and not isinstance(value, bool):
+                return ast.Constant(value=-value if isinstance(node.op, ast.USub) else value)
+        return ast.UnaryOp(op=node.op, operand=self.atom(node.operand))
+
+    def conditional(self, node: ast.IfExp) -> ast.expr:
+        """``a if test else b``: an ``if`` giving a temporary either value."""
+        result = self.temp()
+        test = self.condition(node.test, [])
+        body: list[ast.stmt] = []
+        orelse: list[ast.stmt] = []
+        with self.block(body):
+            self.emit(result, self.rhs(node.body))
+        with self.block(orelse):
+            self.emit(result, self.rhs(node.orelse))
+        self.place(ast.If(test=test, body=body, orelse=orelse))
+        return ast.Name(id=result, ctx=ast.Load())
+
+    def boolean(self, node: ast.BoolOp) -> ast.expr:
+        """``a and b``, ``a or b``: ``if``s evaluating each operand only where needed."""
+        # a and b: the value of a if it is false, else the value of b
+        result = self.temp()
+        self.emit(result, self.rhs(node.values[0]))
+        for value in node.values[1:]:
+            rest: list[ast.stmt] = []
+            with self.block(rest):
+                self.emit(result, self.rhs(value))
+            test = ast.Name(id=self.as_temp(ast.Name(id=result, ctx=ast.Load())), ctx=ast.Load())
+            if isinstance(node.op, ast.And):
+                self.place(ast.If(test=test, body=rest, orelse=[]))
+            else:
+                self.place(ast.If(test=test, body=[ast.Pass()], orelse=rest))
+        return ast.Name(id=result, ctx=ast.Load())
+
+    def chained_comparison(self, node: ast.Compare) -> ast.expr:
+        """``a < b < c``: one comparison after another, while each is true."""
+        # a < b < c: (a < b) and (b < c), with b evaluated once
+        result = self.temp()
+        left = self.atom(node.left)
+        right = self.atom(node.comparators[0])
+        self.emit(result, ast.Compare(left=left, ops=[node.ops[0]], comparators=[right]))
+        for op, comparator in zip(node.ops[1:], node.comparators[1:]):
+            rest: list[ast.stmt] = []
+            with self.block(rest):
+                nxt = self.atom(comparator)
+                self.emit(result, ast.Compare(left=right, ops=[op], comparators=[nxt]))
+            test = ast.Name(id=self.as_temp(ast.Name(id=result, ctx=ast.Load())), ctx=ast.Load())
+            self.place(ast.If(test=test, body=rest, orelse=[]))
+            right = nxt
+        return ast.Name(id=result, ctx=ast.Load())
+
+    def display(self, node: ast.Tuple | ast.List) -> ast.expr:
+        """A tuple or list display of atoms (a tuple of constants is a constant)."""
+        elts = [self.atom(e) for e in node.elts]
+        if isinstance(node, ast.Tuple) and all(isinstance(e, ast.Constant) for e in elts):
+            return ast.Constant(value=tuple(e.value for e in elts))
+        cls = ast.Tuple if isinstance(node, ast.Tuple) else ast.List
+        return cls(elts=elts, ctx=ast.Load())
+
+    def binary(self, node: ast.BinOp) -> ast.expr:
+        """A tree of binary operations, lowered with a stack of its own rather than by
+        recursion, so that a long sum (``x + x*2 + ... + x*1000``, whose tree is as deep
+        as it has terms) lowers like a short one; operands are evaluated in Python's
+        order (the left one, then the right one, then the operation)."""
+        done: list[ast.expr] = []  # the atoms of the operands lowered so far
+        todo: list[tuple[ast.expr, bool]] = [(node, False)]
+        while todo:
+            current, operands_done = todo.pop()
+            if not isinstance(current, ast.BinOp):
+                done.append(self.atom(current))
+            elif not operands_done:
+                todo.extend([(current, True), (current.right, False), (current.left, False)])
+            else:
+                right = done.pop()
+                value = ast.BinOp(left=done.pop(), op=current.op, right=right)
+                done.append(value if current is node else self.as_atom(value))
+        return done[0]
+
+    def call(self, node: ast.Call) -> ast.expr:
+        func = node.func
+        if self.is_static(func):
+            callee: ast.expr = _copy(func)
+        elif isinstance(func, ast.Attribute):
+            callee = ast.Attribute(value=self.atom(func.value), attr=func.attr, ctx=ast.Load())
+        else:
+            raise self.fail(
+                node,
+                "srcgrad can only call functions and methods by name, not "
+                f"`{self.locator.segment(func)}`.",
+            )
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                self.not_yet(arg, _UNSUPPORTED_EXPRS)
+        args = [self.atom(a) for a in node.args]
+        keywords = []
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self.fail(node, "`**kwargs` in calls is not supported yet.")
+            keywords.append(ast.keyword(arg=kw.arg, value=self.atom(kw.value)))
+        return ast.Call(func=callee, args=args, keywords=keywords)
+
+    def index(self, node: ast.expr) -> ast.expr:
+        if isinstance(node, ast.Slice):
+            parts = [
+                None if p is None else self.atom(p) for p in (node.lower, node.upper, node.step)
+            ]
+            return ast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+        if isinstance(node, ast.Tuple):
+            return ast.Tuple(elts=[self.index(e) for e in node.elts], ctx=ast.Load())
+        return self.atom(node)
+
+    def condition(self, test: ast.expr, branches: list[ast.stmt]) -> ast.Name:
+        """The test of an if, as a name nothing in ``branches`` reassigns."""
+        atom = self.atom(test)
+        if isinstance(atom, ast.Name) and atom.id in _assigned_in_compound(branches, top=True):
+            atom = ast.Name(id=self.as_temp(atom), ctx=ast.Load())
+        if not isinstance(atom, ast.Name):
+            atom = ast.Name(id=self.as_temp(atom, force=True), ctx=ast.Load())
+        return atom
+
+
+def _assigned_in_compound(stmts: list[ast.stmt], top: bool = False) -> set[str]:
+    """Names assigned inside if/for/while statements (or anywhere, if ``top``),
+    and arrays written into (``y[i] = v`` changes ``y`` where it stands)."""
+    found: set[str] = set()
+    for node in (n for stmt in stmts for n in ast.walk(stmt)):
+        targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+        for t in targets:
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                found.add(t.value.id)
+        func = getattr(node, "func", None)
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "append"
+            and isinstance(func.value, ast.Name)
+        ):
+            found.add(func.value.id)
+    for stmt in stmts:
+        if top or isinstance(stmt, (ast.If, ast.For, ast.While)):
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    found.add(node.id)
+    return found
+
+
+def _copy(node: ast.expr) -> ast.expr:
+    return ast.parse(ast.unparse(node), mode="eval").body
