@@ -65,73 +65,16 @@ def _is_library(func: Any) -> bool:
 def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
     """Find the primitive and rule of one core assignment (or ``xs.append(v)``)."""
     rhs = stmt.value
-    target = None if isinstance(stmt, ast.Expr) else stmt.targets[0]
-    index = None
-    callee = None
     if isinstance(stmt, ast.Expr):  # xs.append(v): a longer xs, from the old xs and v
-        xs = rhs.func.value
-        return Op(
-            stmt,
-            xs.id,
-            SEQUENCE_RULES["append"],
-            "append",
-            {"x": xs, "v": rhs.args[0]},
-            Context(
-                rule=SEQUENCE_RULES["append"],
-                node=rhs,
-                args={"x": xs, "v": rhs.args[0]},
-                supplied={"x", "v"},
-                ranks={},
-            ),
-        )
-    if isinstance(target, ast.Subscript):  # y[index] = v: a new y, from the old y and v
-        key, args, kws, index = "setitem", [target.value, rhs], [], target.slice
-        target = target.value
-    elif isinstance(rhs, (ast.Name, ast.Constant)) or _static_attr(rhs, env):
-        key, args, kws = "copy", [rhs], []
-    elif isinstance(rhs, ast.BinOp):
-        key, args, kws = type(rhs.op), [rhs.left, rhs.right], []
-    elif isinstance(rhs, ast.UnaryOp):
-        key, args, kws = type(rhs.op), [rhs.operand], []
-    elif isinstance(rhs, ast.Compare):
-        key, args, kws = "compare", [rhs.left, rhs.comparators[0]], []
-    elif isinstance(rhs, ast.Call):
-        if _static_attr(rhs.func, env) or (isinstance(rhs.func, ast.Name) and rhs.func.id in env):
-            callee = resolve_static(rhs.func, env)
-            key, args, kws = callee, list(rhs.args), list(rhs.keywords)
-        else:
-            assert isinstance(rhs.func, ast.Attribute)
-            key = ("method", rhs.func.attr)
-            args, kws = [rhs.func.value, *rhs.args], list(rhs.keywords)
-    elif isinstance(rhs, ast.Attribute):
-        key, args, kws = ("attr", rhs.attr), [rhs.value], []
-    elif isinstance(rhs, ast.Subscript):
-        key, args, kws, index = "getitem", [rhs.value], [], rhs.slice
-    elif isinstance(rhs, (ast.Tuple, ast.List)):
-        key, args, kws = "pack", list(rhs.elts), []
-    else:
-        raise AssertionError(f"not core: {ast.dump(rhs)}")
+        return _append_op(stmt, rhs)
+    target, key, args, kws, index, callee = _operation(stmt.targets[0], rhs, env)
     rule = _lookup(key)
     if rule is not None and getattr(callee, "__srcgrad_helper__", None) is not None:
         table = rule.vjp if facts.mode == "vjp" else rule.jvp
         if not rule.nondiff and not table:  # a helper's rule for the other mode only
             rule = None
     if rule is None:
-        named = {f"arg{i}": a for i, a in enumerate(args)}
-        named.update({f"kw_{k.arg}": k.value for k in kws})
-        op = Op(stmt, target.id, None, key, named, None, callee=callee)
-        # a runtime helper without a rule of its own (generated code differentiated
-        # again) is plain numpy code too: srcgrad differentiates its source
-        if is_user_function(callee):
-            op.call_args, op.problem = _call_arguments(callee, args, kws)
-            if op.call_args is not None:
-                op.args = {
-                    p: a
-                    for p, a in zip(
-                        inspect.signature(callee, follow_wrapped=False).parameters, op.call_args
-                    )
-                }
-        return op
+        return _unruled_op(stmt, target, key, args, kws, callee)
     try:
         bound, supplied = bind(rule, args, kws)
     except BindError as exc:
@@ -164,6 +107,88 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
         problem=problem,
         dtype_name=dtype_name,
     )
+
+
+def _append_op(stmt: ast.Expr, rhs: ast.Call) -> Op:
+    """``xs.append(v)``: the sequence rule ``append``, of the old ``xs`` and ``v``."""
+    xs = rhs.func.value
+    return Op(
+        stmt,
+        xs.id,
+        SEQUENCE_RULES["append"],
+        "append",
+        {"x": xs, "v": rhs.args[0]},
+        Context(
+            rule=SEQUENCE_RULES["append"],
+            node=rhs,
+            args={"x": xs, "v": rhs.args[0]},
+            supplied={"x", "v"},
+            ranks={},
+        ),
+    )
+
+
+def _operation(target: ast.expr, rhs: ast.expr, env: dict[str, Any]) -> tuple:
+    """What a core assignment applies: the name it gives a value, the key of its rule
+    (``RULES``), its arguments and keywords, its index (of ``x[index]``, ``y[index] =
+    v``; else None) and the function it calls (else None)."""
+    index = None
+    callee = None
+    if isinstance(target, ast.Subscript):  # y[index] = v: a new y, from the old y and v
+        key, args, kws, index = "setitem", [target.value, rhs], [], target.slice
+        target = target.value
+    elif isinstance(rhs, (ast.Name, ast.Constant)) or _static_attr(rhs, env):
+        key, args, kws = "copy", [rhs], []
+    elif isinstance(rhs, ast.BinOp):
+        key, args, kws = type(rhs.op), [rhs.left, rhs.right], []
+    elif isinstance(rhs, ast.UnaryOp):
+        key, args, kws = type(rhs.op), [rhs.operand], []
+    elif isinstance(rhs, ast.Compare):
+        key, args, kws = "compare", [rhs.left, rhs.comparators[0]], []
+    elif isinstance(rhs, ast.Call):
+        if _static_attr(rhs.func, env) or (isinstance(rhs.func, ast.Name) and rhs.func.id in env):
+            callee = resolve_static(rhs.func, env)
+            key, args, kws = callee, list(rhs.args), list(rhs.keywords)
+        else:
+            assert isinstance(rhs.func, ast.Attribute)
+            key = ("method", rhs.func.attr)
+            args, kws = [rhs.func.value, *rhs.args], list(rhs.keywords)
+    elif isinstance(rhs, ast.Attribute):
+        key, args, kws = ("attr", rhs.attr), [rhs.value], []
+    elif isinstance(rhs, ast.Subscript):
+        key, args, kws, index = "getitem", [rhs.value], [], rhs.slice
+    elif isinstance(rhs, (ast.Tuple, ast.List)):
+        key, args, kws = "pack", list(rhs.elts), []
+    else:
+        raise AssertionError(f"not core: {ast.dump(rhs)}")
+    return target, key, args, kws, index, callee
+
+
+def _unruled_op(
+    stmt: ast.stmt,
+    target: ast.Name,
+    key: Any,
+    args: list[ast.expr],
+    kws: list[ast.keyword],
+    callee: Any,
+) -> Op:
+    """A statement without a rule: its arguments by position (``arg0``...) and keyword
+    (``kw_name``); for a call of a user's function, bound to its parameters."""
+    named = {f"arg{i}": a for i, a in enumerate(args)}
+    named.update({f"kw_{k.arg}": k.value for k in kws})
+    op = Op(stmt, target.id, None, key, named, None, callee=callee)
+    # a runtime helper without a rule of its own (generated code differentiated
+    # again) is plain numpy code too: srcgrad differentiates its source
+    if is_user_function(callee):
+        op.call_args, op.problem = _call_arguments(callee, args, kws)
+        if op.call_args is not None:
+            op.args = {
+                p: a
+                for p, a in zip(
+                    inspect.signature(callee, follow_wrapped=False).parameters, op.call_args
+                )
+            }
+    return op
 
 
 def _cast(rule: Rule, dtype: ast.expr, env: dict[str, Any]) -> tuple[Rule, str | None]:

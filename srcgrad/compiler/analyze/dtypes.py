@@ -31,6 +31,7 @@ import builtins
 import inspect
 import itertools
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -158,13 +159,38 @@ def _definition_kind(
         return UNKNOWN
     if op.key == "setitem":
         return None
+    if _is_operation(op.key):
+        return _operation_kind(op, of)
+    callee = op.callee
+    if op.call_args is not None:  # a user function: what its own code returns
+        given = [of(a) for a in op.call_args]
+        if None in given:
+            return None
+        names = _parameter_names(callee)
+        return returned_kind(callee, frozenset(p for p, k in zip(names, given) if k == FLOAT))
+    return _call_kind(op, env, of)
+
+
+def _is_operation(key: Any) -> bool:
+    """Whether a rule's key is of an operation that is not a call: a display, a copy, an
+    index, a comparison, an attribute, an operator."""
+    return (
+        key in ("pack", "append", "copy", "getitem", "compare", ast.Not)
+        or (isinstance(key, tuple) and key[0] == "attr")
+        or (isinstance(key, type) and issubclass(key, (ast.operator, ast.unaryop)))
+    )
+
+
+def _operation_kind(op: Any, of: Callable[[ast.expr | None], str | None]) -> str | None:
+    """What an operation that is not a call gives (see :func:`_is_operation`), the kinds
+    of atoms told by ``of``."""
     # a list or tuple has the kind of its elements (``np.array([0.0, 1.0])`` is a float)
     if op.key == "pack":
         return _join_known([of(a) for a in op.args.values()])
     if op.key == "append":
         return _join_known([of(op.args.get("x")), of(op.args.get("v"))])
     args = list(op.args.values())
-    key, callee = op.key, op.callee
+    key = op.key
     if key == "copy" or key == "getitem":
         return of(args[0]) if args else UNKNOWN
     if key == "compare" or key in (ast.Not,):
@@ -173,14 +199,16 @@ def _definition_kind(
         if key[1] in ("T", "real", "mT"):
             return of(args[0])
         return INTEGER if key[1] in ("shape", "ndim", "size") else UNKNOWN
-    if isinstance(key, type) and issubclass(key, (ast.operator, ast.unaryop)):
-        return _arithmetic(key, [of(a) for a in args])
-    if op.call_args is not None:  # a user function: what its own code returns
-        given = [of(a) for a in op.call_args]
-        if None in given:
-            return None
-        names = _parameter_names(callee)
-        return returned_kind(callee, frozenset(p for p, k in zip(names, given) if k == FLOAT))
+    return _arithmetic(key, [of(a) for a in args])
+
+
+def _call_kind(
+    op: Any, env: dict[str, Any], of: Callable[[ast.expr | None], str | None]
+) -> str | None:
+    """What a call of a library function or a method gives: its ``dtype=`` where told,
+    else what the function is known to make, else what its rule's operands promote to."""
+    args = list(op.args.values())
+    key, callee = op.key, op.callee
     dtype = dtype_kind(op.args.get("dtype"), env) if op.ctx is not None else None
     if isinstance(key, tuple) and key[0] == "method":
         if key[1] == "astype":

@@ -23,57 +23,76 @@ def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:
         facts.shapes[name] = SCALAR
     state: dict[str, int | None] = {}  # absent: not known yet
     wide: dict[str, tuple[bool, ...] | None] = {}
-    conflict = object()
     for param in facts.params:  # a parameter's first value is its argument
         if param.arg in multi and param.arg in facts.shapes:
             state[param.arg] = facts.shapes[param.arg].rank
             wide[param.arg] = facts.shapes[param.arg].wide
 
-    def joined(name: str) -> Shape:
-        rank = _plain(state.get(name))
-        known = wide.get(name)
-        return Shape(frozenset({name}), rank, known if rank is not None else None)
-
     settled = False
     for _ in range(20):
         before = dict(state), dict(wide)
         for name in multi:
-            facts.shapes[name] = joined(name)
+            facts.shapes[name] = _joined(name, state, wide)
         for stmt in assigns:
-            op = facts.ops[stmt]
-            _update_ranks(op, facts)
-            shape = _result_shape(op, facts)
-            facts.op_shapes[id(stmt)] = shape
-            if op.target not in multi:
-                facts.shapes[op.target] = shape
-                continue
-            waiting = any(
-                isinstance(a, ast.Name) and a.id in multi and a.id not in state
-                for a in op.args.values()
-            )
-            if waiting:
-                continue
-            old = state.get(op.target)
-            if op.target not in state:
-                state[op.target] = shape.rank
-                wide[op.target] = shape.wide
-            else:
-                if old is not conflict and old != shape.rank:
-                    state[op.target] = conflict
-                wide[op.target] = _both_wide(wide[op.target], shape.wide)
-            facts.shapes[op.target] = joined(op.target)
+            _shape_definition(facts, stmt, multi, state, wide)
         if (state, wide) == before:
             settled = True
             break
     for name in multi:
         rank = state.get(name)
-        if rank == 0 and rank is not conflict:
+        if rank == 0 and rank is not _CONFLICT:
             facts.shapes[name] = SCALAR  # every definition gives a scalar: shape ()
         else:
-            facts.shapes[name] = joined(name) if settled else Shape(frozenset({name}), _plain(rank))
+            facts.shapes[name] = (
+                _joined(name, state, wide) if settled else Shape(frozenset({name}), _plain(rank))
+            )
     for stmt in assigns:
         _update_ranks(facts.ops[stmt], facts)
         facts.op_shapes[id(stmt)] = _result_shape(facts.ops[stmt], facts)
+
+
+#: the rank, in :func:`_shapes`, of a name whose definitions give different ones
+_CONFLICT: Any = object()
+
+
+def _joined(name: str, state: dict[str, Any], wide: dict[str, Any]) -> Shape:
+    """The shape of a name defined more than once, from what its definitions agree on
+    so far (``state``: its rank, ``wide``: its axes not of length 1)."""
+    rank = _plain(state.get(name))
+    known = wide.get(name)
+    return Shape(frozenset({name}), rank, known if rank is not None else None)
+
+
+def _shape_definition(
+    facts: Facts,
+    stmt: ast.Assign,
+    multi: set[str],
+    state: dict[str, Any],
+    wide: dict[str, Any],
+) -> None:
+    """One round of :func:`_shapes` at one definition: its shape, and for a name defined
+    more than once (in ``multi``), what its definitions agree on so far."""
+    op = facts.ops[stmt]
+    _update_ranks(op, facts)
+    shape = _result_shape(op, facts)
+    facts.op_shapes[id(stmt)] = shape
+    if op.target not in multi:
+        facts.shapes[op.target] = shape
+        return
+    waiting = any(
+        isinstance(a, ast.Name) and a.id in multi and a.id not in state for a in op.args.values()
+    )
+    if waiting:
+        return
+    old = state.get(op.target)
+    if op.target not in state:
+        state[op.target] = shape.rank
+        wide[op.target] = shape.wide
+    else:
+        if old is not _CONFLICT and old != shape.rank:
+            state[op.target] = _CONFLICT
+        wide[op.target] = _both_wide(wide[op.target], shape.wide)
+    facts.shapes[op.target] = _joined(op.target, state, wide)
 
 
 def _both_wide(a: tuple[bool, ...] | None, b: tuple[bool, ...] | None) -> tuple[bool, ...] | None:

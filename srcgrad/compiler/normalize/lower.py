@@ -1,9 +1,9 @@
 """Stage 2, normalize: Python in, a small core language out.
 
-In:  a :class:`~srcgrad.parse.ParsedFunction`.
+In:  a :class:`~srcgrad.compiler.parse.ParsedFunction`.
 Out: :class:`Normalized`, a ``FunctionDef`` in the core grammar below, the
 map from each core statement to the user's statement it came from (for
-comments and errors), and the :class:`~srcgrad.naming.Namer` that knows
+comments and errors), and the :class:`~srcgrad.compiler.transform.naming.Namer` that knows
 every name in use.
 
 Core grammar (later stages assert they see only this)::
@@ -30,10 +30,10 @@ Core grammar (later stages assert they see only this)::
 Each operation gets its own assignment to a fresh temporary (A-normal form);
 augmented assignment is spelled out; tuple targets are unpacked one by one;
 ``break``, ``continue`` and early ``return`` become flags (see
-:mod:`srcgrad.exits`); ``and``/``or``, conditional expressions and chained
+:mod:`.exits`); ``and``/``or``, conditional expressions and chained
 comparisons become ``if``; every ``for`` runs over a range (``for row in X``
 is ``for i in range(len(X)): row = X[i]``; over a dict, over its keys: see
-``_Normalizer.items``). A variable assigned twice outside
+``_Iteration.items``). A variable assigned twice outside
 any ``if`` or loop gets a new version (``x``, ``x_1``); one assigned inside
 keeps its name, and the reverse transform records what its reassignment
 destroys::
