@@ -17,8 +17,9 @@ adjoint statements in reverse order)::
     print(loss.source)     # the code that computed it
 """
 
-from .api import Derivative, grad, jvp, show, value_and_grad, vjp
+from .api import grad, jvp, show, value_and_grad, vjp
 from .custom import Primitive, primitive, stop_gradient
+from .derivative import Derivative
 from .errors import NoDerivativeError, SrcgradError, UnsupportedSyntaxError
 from .export import export
 from .jacobians import Jacobian, hessian, hvp, jacobian

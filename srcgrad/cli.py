@@ -265,7 +265,7 @@ def _one_line(exc: BaseException) -> str:
 def _derivative(obj: Any, args: argparse.Namespace) -> Any:
     """The derivative to show: ``obj`` itself when the file decorated it and no option
     overrides that, else a new one of the user's function."""
-    from .api import Derivative
+    from .derivative import Derivative
 
     overridden = args.mode is not None or args.wrt is not None or args.kind is not None
     if isinstance(obj, Derivative) and not overridden:
@@ -288,8 +288,8 @@ def _derivative(obj: Any, args: argparse.Namespace) -> Any:
 
 def _stages(derivative: Any) -> list[tuple[str, str]]:
     """The source after each pipeline stage, for the generic version of ``derivative``."""
-    from .api import Derivative
     from .compiler import driver
+    from .derivative import Derivative
 
     if not isinstance(derivative, Derivative) or derivative._inner is not None:
         raise _ShowError(

@@ -1,5 +1,5 @@
 """Jacobians, Hessians and Hessian-vector products: compositions of the derivatives
-of :mod:`srcgrad.api` (a Jacobian row by row or column by column, a Hessian as the
+of :mod:`srcgrad.derivative` (a Jacobian row by row or column by column, a Hessian as the
 Jacobian of the gradient, an HVP as forward mode over reverse mode)."""
 
 from __future__ import annotations
@@ -13,13 +13,15 @@ from typing import Any
 import numpy as np
 
 from . import pytree
-from .api import _MODES, Derivative, Wrt, _is_array, _not_a_function, _Passes
+from .arguments import _MODES, Wrt, _is_array, _not_a_function
 from .backends import (
     check_arguments,
 )
 from .backends import (
     module_of as _module_of,
 )
+from .derivative import Derivative
+from .passes import _Passes
 from .results import (
     _copied,
     _like,

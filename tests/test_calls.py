@@ -319,17 +319,17 @@ def make_scaled_sine(scale):
 
 
 def test_calls_with_a_new_batch_size_each_time_reuse_the_code_and_bound_the_cache():
-    from srcgrad import api
+    from srcgrad import cache
     from srcgrad.compiler import driver
 
     d = srcgrad.grad(weighted_squares)
     d(np.ones(2))
     emitted = driver.RUNS["emit"]
-    sizes = range(2, api._QUICK_LIMIT + 20)
+    sizes = range(2, cache._QUICK_LIMIT + 20)
     for n in (*sizes, *sizes, 2):
         x = np.linspace(-1.0, 1.0, n)
         np.testing.assert_allclose(d(x), 2 * WEIGHT * x)
-        assert len(d._quick) <= api._QUICK_LIMIT
+        assert len(d._quick) <= cache._QUICK_LIMIT
     assert len(d._quick_by_code) == 1
     assert driver.RUNS["emit"] == emitted  # one code for every length
 

@@ -36,7 +36,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import srcgrad
-from srcgrad import api
+from srcgrad import cache
 from srcgrad.compiler.transform import builder
 
 MODES = ["reverse", "forward"]
@@ -275,7 +275,7 @@ def test_new_defaults_of_a_callee_in_jvp_vjp_and_hessian():
 
 
 def test_a_quick_call_checks_defaults():
-    """The quick path's check (api._QuickCall) is the full check's, defaults included."""
+    """The quick path's check (cache._QuickCall) is the full check's, defaults included."""
     d = srcgrad.grad(calls_helper_with_default)
     d(2.0)
     d(2.0)
@@ -733,12 +733,12 @@ def _short_lived_closures(count, make_derivative, make=make_closure):
 def test_dropped_functions_free_their_code(make_derivative):
     _short_lived_closures(5, make_derivative)
     gc.collect()
-    lines, cached = len(linecache.cache), len(api._CACHE)
+    lines, cached = len(linecache.cache), len(cache._CACHE)
     refs = _short_lived_closures(60, make_derivative)
     gc.collect()
     assert not [r for r in refs if r() is not None], "a differentiated function was kept"
     assert len(linecache.cache) <= lines
-    assert len(api._CACHE) <= cached
+    assert len(cache._CACHE) <= cached
 
 
 @pytest.mark.parametrize("make", [make_recursive, make_mutual], ids=["recursive", "mutual"])
@@ -749,12 +749,12 @@ def test_dropped_recursive_closures_free_their_code(make, mode):
     np.testing.assert_allclose(srcgrad.grad(make(1.0), mode=mode)(x), by_hand)
     np.testing.assert_allclose(by_hand, numeric_grad_array(make(1.0), x), rtol=1e-6)
     gc.collect()
-    lines, cached = len(linecache.cache), len(api._CACHE)
+    lines, cached = len(linecache.cache), len(cache._CACHE)
     refs = _short_lived_closures(30, lambda f: srcgrad.grad(f, mode=mode)(x), make)
     gc.collect()
     assert not [r for r in refs if r() is not None], "a differentiated function was kept"
     assert len(linecache.cache) <= lines
-    assert len(api._CACHE) <= cached
+    assert len(cache._CACHE) <= cached
 
 
 def test_thousands_of_closures_keep_no_memory():

@@ -1,0 +1,453 @@
+"""The derivative object: ``Derivative``, what ``grad``, ``value_and_grad``, ``jvp`` and
+``vjp`` return. A call binds and checks its arguments, finds or generates the code for
+their kind (see :mod:`srcgrad.cache`), runs it and shapes its result like the arguments
+(see :mod:`srcgrad.results`); ``.source`` is the generated module."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import pytree
+from .arguments import (
+    _MODES,
+    Wrt,
+    _check_differentiable,
+    _lazy,
+    _mode_over,
+    _normalize_wrt,
+    _not_a_function,
+    _parameter_names,
+    _rank,
+    _unused_name,
+    _wide_axes,
+)
+from .backends import NUMPY, Backend, backend_of, check_arguments
+from .cache import (
+    _CACHE,
+    _code_key,
+    _current_entry,
+    _Entry,
+    _quick_key,
+    _QuickCall,
+    _remember,
+)
+from .compiler import driver
+from .compiler.analyze.dtypes import FLOAT, value_kind
+from .errors import SrcgradError
+from .origins import _in_user_code
+from .passes import _forward_grad
+from .results import _fresh, _like_tree, _output_dtype, _tangent_like
+
+
+class Derivative:
+    """A derivative of a Python function, generated as Python source.
+
+    Call it like the transformation that made it says. ``.source`` is the
+    generated code (of the most recent call, or a generic version before any
+    call); ``.__wrapped__`` is the original function.
+    """
+
+    #: (what analysis looks for to say that a differentiated function calls one)
+    __srcgrad_derivative__ = True
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        kind: str,
+        wrt: Wrt,
+        mode: str = "reverse",
+        has_aux: bool = False,
+    ) -> None:
+        self._inner: Derivative | None = None
+        if isinstance(func, Derivative):
+            # higher order: differentiate the inner derivative's generated code
+            mode = _mode_over(func, kind, mode)
+            self._inner = func
+        elif not inspect.isfunction(func):
+            raise TypeError(_not_a_function(func, kind))
+        if mode not in _MODES:
+            raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+        if has_aux and self._inner is not None:
+            raise TypeError("has_aux=True needs a Python function, not a derivative")
+        self.has_aux = has_aux
+        functools.update_wrapper(self, func, updated=())
+        self.__wrapped__ = func
+        self.kind = kind
+        self.mode = mode
+        # (the callable's own parameters: not those of a function it wraps)
+        self._signature = inspect.signature(func, follow_wrapped=False)
+        #: the __defaults__ the signature holds (a call binds the function's current ones)
+        self._defaults = getattr(func, "__defaults__", None)
+        #: the names of the inner derivative's arguments after the function's: its
+        #: cotangent, or its tangents (named afresh: ``x_dot``, then ``x_dot_1``...)
+        self._extra_names: list[str] = []
+        if self._inner is not None and self._inner.kind in ("vjp", "jvp"):
+            self._add_extra_parameters(self._inner)
+        #: a derivative of a jvp differentiates its tangent output (grad's value is that)
+        self._tangent_output = self._inner is not None and self._inner.kind == "jvp"
+        self.__signature__ = self._signature  # what inspect.signature reports
+        self._params = list(self._signature.parameters)
+        self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
+        self._last: driver.Derived | None = None
+        self._wrappers: dict[tuple, tuple[driver.Derived, Callable[..., Any]]] = {}
+        #: how many arguments a call on the quick path has (None: no quick path, for a
+        #: derivative of a derivative, whose code depends on the inner one's too)
+        self._quick_arity = len(self._params) if self._inner is None else None
+        self._wrt_index = [self._params.index(w) for w in self.wrt]
+        #: how many arguments follow the function's: jvp's tangents, vjp's cotangent
+        self._extra_count = {"jvp": len(self.wrt), "vjp": 1}.get(kind, 0)
+        #: quick calls (see __call__) by _quick_key, and by _code_key for other shapes
+        self._quick: dict[tuple, _QuickCall] = {}
+        self._quick_by_code: dict[tuple, _QuickCall] = {}
+
+    def _add_extra_parameters(self, inner: Derivative) -> None:
+        """Add the parameters after the function's that the code of the derivative
+        ``inner`` takes (``_extra_names``) to this derivative's signature."""
+        # the inner code takes the function's arguments, then the cotangent (see _bind)
+        # or one tangent per wrt argument: every argument is passed, so no defaults
+        taken = set(self._signature.parameters)
+        wanted = ["dout"] if inner.kind == "vjp" else [f"{w}_dot" for w in inner.wrt]
+        for name in wanted:
+            self._extra_names.append(_unused_name(name, taken))
+            taken.add(self._extra_names[-1])
+        positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params = [
+            p.replace(default=inspect.Parameter.empty) for p in self._signature.parameters.values()
+        ]
+        added = [inspect.Parameter(n, positional) for n in self._extra_names]
+        self._signature = self._signature.replace(parameters=[*params, *added])
+
+    # -- generation --------------------------------------------------------------
+    @property
+    def _generated_kind(self) -> str:
+        if self.kind in ("grad", "value_and_grad") and self.mode == "forward":
+            return "jvp"
+        return self.kind
+
+    def _target(
+        self, ranks: dict[str, int | None], backend: Backend, floats: frozenset[str] = frozenset()
+    ) -> Callable[..., Any]:
+        """The Python function this derivative transforms: the user's, or for a
+        derivative of a derivative, the inner one's code for these arguments."""
+        if self._inner is None:
+            return self.__wrapped__
+        # the inner code as numpy code (its calls are the ones the rules know), rebound to
+        # the backend when this derivative's code is emitted, as the user's code is
+        return self._inner.as_function(ranks, NUMPY, floats)
+
+    def as_function(
+        self, ranks: dict[str, int | None], backend: Backend, floats: frozenset[str] = frozenset()
+    ) -> Callable[..., Any]:
+        """One generated Python function computing this derivative for arguments of
+        these ranks (``floats``: the parameters whose arguments are floats), for
+        differentiating it again."""
+        derived = self._derived(ranks, backend, floats=floats)
+        if self.kind == self._generated_kind and self.kind in ("grad", "vjp", "jvp"):
+            return derived.function
+        # forward mode: the gradient with respect to a scalar is one jvp
+        if self._wrt_tuple or ranks.get(self.wrt[0]) != 0:
+            raise TypeError(
+                f"srcgrad differentiates {self!r} again only with respect to one scalar "
+                "argument (higher order runs forward mode over the generated code); use "
+                "srcgrad.hessian or srcgrad.hvp for arrays"
+            )
+        key = (backend.name, tuple(ranks.get(p) for p in self._params))
+        made_from, wrapper = self._wrappers.get(key, (None, None))
+        if made_from is not derived:  # (new code: a global was rebound since)
+            wrapper = driver.unit_tangent_wrapper(derived, self._params, self.wrt[0], self.__name__)
+            self._wrappers[key] = (derived, wrapper)
+        return wrapper
+
+    def _derived(
+        self,
+        ranks: dict[str, Any],
+        backend: Backend,
+        wide: tuple | None = None,
+        floats: frozenset[str] = frozenset(),
+    ) -> driver.Derived:
+        """The generated code for arguments of these ranks (pytrees: their structures)
+        and, in ``wide``, for each array argument, which of its axes are not of length 1;
+        ``floats``: the parameters whose arguments are floats (numbers or float arrays)."""
+        ranks_key = tuple(ranks.get(p) for p in self._params)
+        floats = frozenset(floats) & set(self._params)
+        wide = wide if self._inner is None and wide is not None else ()
+        target = self._target(ranks, backend, floats)
+        wrt = self.wrt
+        if self._inner is not None:
+            wrt, ranks, floats = self._renamed(target, ranks, floats)
+        floats_key = tuple(sorted(floats))
+        key = (
+            self._generated_kind,
+            tuple(wrt),
+            backend.name,
+            ranks_key,
+            wide,
+            self.has_aux,
+            floats_key,
+        )
+        entry = _current_entry(target)
+        derived = entry.derived.get(key)
+        if derived is None or not derived.is_current():
+            derived = self._generate(entry, target, wrt, ranks, backend, wide, floats)
+            entry.derived[key] = derived
+        self._last = derived
+        return derived
+
+    def _renamed(
+        self, target: Callable[..., Any], ranks: dict[str, Any], floats: frozenset[str]
+    ) -> tuple[list[str], dict[str, Any], frozenset[str]]:
+        """``wrt``, ``ranks`` and ``floats`` in the names of the inner derivative's code
+        ``target``."""
+        # the inner code names its parameters its own way (``out_bar`` for the
+        # cotangent this signature calls ``dout``, ``x_dot_1``...): its parameters
+        # are this derivative's, in order
+        own = _parameter_names(target)
+        if len(own) != len(self._params):
+            raise AssertionError(
+                f"srcgrad bug: {target.__name__} takes {own}, expected {self._params}"
+            )
+        rename = dict(zip(self._params, own))
+        wrt = [rename[w] for w in self.wrt]
+        ranks = {rename[p]: r for p, r in ranks.items() if p in rename}
+        floats = frozenset(rename[p] for p in floats)
+        return wrt, ranks, floats
+
+    def _generate(
+        self,
+        entry: _Entry,
+        target: Callable[..., Any],
+        wrt: list[str],
+        ranks: dict[str, Any],
+        backend: Backend,
+        wide: tuple,
+        floats: frozenset[str] = frozenset(),
+    ) -> driver.Derived:
+        """Generate the code ``_derived`` looks for (and keeps in ``entry``); an error
+        in the inner derivative's code is reported where the user wrote its line."""
+        try:
+            return self._derive(entry, target, wrt, ranks, backend, wide, floats)
+        except SrcgradError as exc:
+            if self._inner is None:
+                raise
+            raise _in_user_code(exc, self) from None
+        except ValueError as exc:  # (grad of a derivative whose output is not a scalar)
+            if self._inner is None or repr(target.__name__) not in str(exc):
+                raise
+            raise ValueError(str(exc).replace(repr(target.__name__), repr(self._inner))) from None
+
+    def _derive(
+        self,
+        entry: _Entry,
+        target: Callable[..., Any],
+        wrt: list[str],
+        ranks: dict[str, Any],
+        backend: Backend,
+        wide: tuple,
+        floats: frozenset[str],
+    ) -> driver.Derived:
+        """The code for these arguments, from ``target``'s normalized form in ``entry``
+        (made on first use)."""
+        if self.has_aux or (self._tangent_output and self.kind != "jvp"):
+            if entry.norm_aux is None:
+                entry.norm_aux = driver.front(target)
+                if self._tangent_output:
+                    entry.norm_aux.split_aux(keep=1, drop=True)
+                else:
+                    entry.norm_aux.split_aux()
+            norm = entry.norm_aux
+        else:
+            if entry.norm is None:
+                entry.norm = driver.front(target)
+            norm = entry.norm
+        return driver.derive(
+            norm, self._generated_kind, wrt, ranks, backend, wide=dict(wide), floats=floats
+        )
+
+    @property
+    def source(self) -> str:
+        """The generated Python source of this derivative, a complete module."""
+        if self._last is not None:
+            return self._last.source
+        if self._inner is not None:  # needs the inner code for concrete arguments
+            return "# the derivative of a derivative is generated at its first call\n"
+        entry = _CACHE.get(self.__wrapped__)
+        if entry is not None:  # the latest code made for this kind of derivative
+            for key in reversed(list(entry.derived)):
+                if key[:2] == (self._generated_kind, tuple(self.wrt)):
+                    return entry.derived[key].source
+        return self._derived({}, NUMPY).source
+
+    def __repr__(self) -> str:
+        wrt = self.wrt[0] if not self._wrt_tuple else tuple(self.wrt)
+        mode = f", mode={self.mode!r}" if self.kind in ("grad", "value_and_grad") else ""
+        what = repr(self._inner) if self._inner is not None else self.__wrapped__.__qualname__
+        return f"<srcgrad.{self.kind} of {what}, wrt={wrt!r}{mode}>"
+
+    def _repr_html_(self) -> str:
+        from .display import derivative_html
+
+        return derivative_html(self)
+
+    # -- calling -------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        extras: Sequence[Any] = ()
+        extra_count = self._extra_count
+        if extra_count:
+            if len(args) < extra_count:
+                raise TypeError(self._usage(len(args) + len(kwargs)))
+            args, extras = args[: len(args) - extra_count], list(args[len(args) - extra_count :])
+            if _quick_key(extras) is None:  # (anything but numpy arrays and numbers)
+                check_arguments(extras, self._extra_labels(), self.__name__)
+        # a call like an earlier one (plain numpy arrays and Python numbers of the same
+        # types, shapes and dtypes, every argument positional) reuses its code after
+        # checking only that the functions it was made from are unchanged
+        quick = _quick_key(args) if not kwargs and len(args) == self._quick_arity else None
+        call = self._quick.get(quick)  # (None when quick is: never a key)
+        if call is None and quick is not None:  # arrays of other lengths, the same code?
+            call = self._quick_by_code.get(_code_key(quick))
+            if call is not None:
+                _remember(self._quick, quick, call)
+        if call is not None and call.is_current():
+            self._last = call.derived  # (what .source shows)
+            if call.run is not None:
+                return call.run(args)
+            return self._finish(call.derived, args, extras, call.likes)
+        try:
+            values = self._bind(args, kwargs)
+        except TypeError:
+            if not extra_count:
+                raise
+            raise TypeError(self._usage(len(args) + extra_count + len(kwargs))) from None
+        check_arguments(values, self._params, self.__name__)
+        for w in self.wrt:
+            _check_differentiable(w, values[self._params.index(w)], self.__name__)
+        backend = backend_of(values, self._params)
+        if backend.name == "dask" and extras:  # numpy tangents or cotangent: dask too
+            extras = [pytree.map_leaves(_lazy, e) for e in extras]
+        ranks = {p: _rank(v) for p, v in zip(self._params, values)}
+        wide = tuple((p, w) for p, w in zip(self._params, map(_wide_axes, values)) if w)
+        floats = frozenset(p for p, v in zip(self._params, values) if value_kind(v) == FLOAT)
+        derived = self._derived(ranks, backend, wide, floats)
+        likes = None
+        if quick is not None:  # with the entry it came from
+            wrt_values = [values[i] for i in self._wrt_index]
+            entry = _CACHE[self.__wrapped__]
+            call = _QuickCall.make(entry, self.__wrapped__, derived, wrt_values)
+            if call is not None:
+                call.run = self._quick_runner(derived, call.likes)
+                _remember(self._quick, quick, call)
+                _remember(self._quick_by_code, _code_key(quick), call)
+                likes = call.likes
+        return self._finish(derived, values, extras, likes)
+
+    def _extra_labels(self) -> list[str]:
+        """What the arguments after the function's are called in messages."""
+        if self.kind == "jvp":
+            return [f"the tangent for {w!r}" for w in self.wrt]
+        return ["the cotangent dout"]
+
+    def _usage(self, got: int) -> str:
+        """How to call this jvp or vjp, for a call with ``got`` arguments that does not."""
+        name = self.__name__
+        what = (
+            f"one tangent per wrt argument (for {', '.join(map(repr, self.wrt))})"
+            if self.kind == "jvp"
+            else "the cotangent dout, shaped like its output"
+        )
+        return (
+            f"{self.kind} of {name} takes the arguments of {name} ({', '.join(self._params)}), "
+            f"then {what}: {len(self._params) + self._extra_count} in all, counting defaults; "
+            f"got {got}"
+        )
+
+    def _finish(
+        self,
+        derived: driver.Derived,
+        values: Sequence[Any],
+        extras: Sequence[Any],
+        likes: tuple[Callable[[Any, Any], Any], ...] | None,
+    ) -> Any:
+        """Run the generated code on the call's values (and extra arguments) and shape
+        its result; ``likes`` (from a quick call) shapes each gradient, else
+        ``_like_tree``."""
+        if self.kind in ("grad", "value_and_grad") and self.mode == "forward":
+            return _forward_grad(self, derived, list(values))
+        if self.kind == "jvp":
+            extras = [
+                _tangent_like(t, values[i], w) for t, i, w in zip(extras, self._wrt_index, self.wrt)
+            ]
+        result = _fresh(derived.function(*values, *extras), [*values, *extras])
+        if self.kind == "jvp":
+            value, tangent = result
+            return value, _output_dtype(tangent, value)
+        if self.kind == "value_and_grad":
+            value, grads = result
+            return value, self._shape_grads(grads, values, likes)
+        if self.kind == "grad" and self.has_aux:
+            grads, aux = result
+            return self._shape_grads(grads, values, likes), aux
+        return self._shape_grads(result, values, likes)  # grad, vjp
+
+    def _bind(self, args: tuple, kwargs: dict) -> list[Any]:
+        inner = self._inner
+        if inner is not None and inner.kind == "vjp" and self._extra_names[0] not in kwargs:
+            # a vjp's arguments: the function's (defaults allowed), then the cotangent
+            if not args:
+                raise TypeError(f"{self.__name__}: missing the cotangent {self._extra_names[0]}")
+            return [*self._inner._bind(args[:-1], kwargs), args[-1]]
+        if self._inner is None and self.__wrapped__.__defaults__ is not self._defaults:
+            self._defaults = self.__wrapped__.__defaults__  # (reassigned since)
+            self._signature = inspect.signature(self.__wrapped__, follow_wrapped=False)
+            self.__signature__ = self._signature
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{self.__name__}: {exc}") from None
+        bound.apply_defaults()
+        return [bound.arguments[p] for p in self._params]
+
+    def _quick_runner(
+        self, derived: driver.Derived, likes: tuple[Callable[[Any, Any], Any], ...]
+    ) -> Callable[[tuple], Any] | None:
+        """For the common derivatives, a reverse-mode ``grad`` or ``value_and_grad`` with
+        respect to one argument (no aux), what ``_finish`` does for a quick call with
+        these ``likes``, with nothing left to decide; None for the others."""
+        if (
+            self.kind not in ("grad", "value_and_grad")
+            or self.mode != "reverse"
+            or self.has_aux
+            or self._wrt_tuple
+        ):
+            return None
+        function, like, index = derived.function, likes[0], self._wrt_index[0]
+        if self.kind == "grad":
+
+            def run_grad(args: tuple) -> Any:
+                return like(_fresh(function(*args), args), args[index])
+
+            return run_grad
+
+        def run_value_and_grad(args: tuple) -> Any:
+            value, grads = _fresh(function(*args), args)
+            return value, like(grads, args[index])
+
+        return run_value_and_grad
+
+    def _shape_grads(
+        self,
+        grads: Any,
+        values: Sequence[Any],
+        likes: tuple[Callable[[Any, Any], Any], ...] | None = None,
+    ) -> Any:
+        """Each gradient with the type, dtype and shape (the structure, for a pytree)
+        of its wrt argument among the call's ``values``."""
+        if not self._wrt_tuple:
+            like = _like_tree if likes is None else likes[0]
+            return like(grads, values[self._wrt_index[0]])
+        if len(self._wrt_index) == 1:  # the generated code returns one gradient bare
+            grads = (grads,)
+        likes = likes or (_like_tree,) * len(self._wrt_index)
+        return tuple(like(g, values[i]) for g, i, like in zip(grads, self._wrt_index, likes))

@@ -1,0 +1,271 @@
+"""Derivatives that run the user's function more than once: ``grad`` and
+``value_and_grad`` in forward mode (one Jacobian-vector product per input element), and
+``_Passes``, the check every such derivative (``jacobian``, ``hessian`` too) makes that
+each pass computes what the first did."""
+
+from __future__ import annotations
+
+import ast
+import math
+import random
+import types
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import pytree
+from .backends import dask_numpy, is_cupy, is_dask
+from .backends import module_of as _module_of
+from .cache import _CACHE
+from .results import _COMPLEX_GRADIENT, _copied, _fresh, _like, _unflatten, _zero_tangent
+
+if TYPE_CHECKING:
+    from .compiler import driver
+    from .derivative import Derivative
+
+
+def _forward_grad(derivative: Derivative, derived: driver.Derived, values: list[Any]) -> Any:
+    """A gradient by forward mode: one Jacobian-vector product per input element, each
+    of which must see the function give the same value (see ``_Passes``)."""
+    indices = [derivative._params.index(w) for w in derivative.wrt]
+    wrt_values = [values[i] for i in indices]
+    zeros = [_zero_tangent(v) for v in wrt_values]
+    # a call with dask arrays: every derivative stays lazy (a float's and a numpy
+    # array's too), stacked at the end; computing each would compute the graph
+    lazy = any(is_dask(leaf) for v in values for leaf in pytree.leaves(v))
+    count = sum(math.prod(np.shape(leaf)) for v in wrt_values for leaf in pytree.leaves(v))
+    what = f"{derivative.kind}(..., mode='forward')"
+    passes = _Passes(derivative, what, values, count, "element")
+    value = None
+    grads = []
+    for k, tree in enumerate(wrt_values):
+        flat = pytree.leaves(tree)
+        leaf_grads = []
+        for j, v in enumerate(flat):
+            dtype = v.dtype if getattr(v, "dtype", None) is not None else np.float64
+            grad = np.zeros(np.shape(v), dtype=dtype) if not lazy else []
+            for index in np.ndindex(np.shape(v)):
+                basis = _basis(v, index)
+                tangents = list(zeros)
+                tangents[k] = _unflatten(
+                    tree, [basis if i == j else None for i in range(len(flat))]
+                )
+                value, dout = _one_pass(derivative, derived, values, tangents, passes)
+                if lazy:
+                    grad.append(dout)
+                else:
+                    if np.iscomplexobj(dout):
+                        raise TypeError(_COMPLEX_GRADIENT)
+                    grad[index] = float(dout)  # a host number, whatever the backend
+            if lazy:
+                grad = _stacked(grad, v)
+            leaf_grads.append(_like(grad, v))
+        grads.append(_unflatten(tree, leaf_grads))
+    if not wrt_values or value is None:  # (no elements: no pass ran)
+        value = derivative.__wrapped__(*_copied(values))
+        if derivative._tangent_output:
+            value = value[1]
+    result = grads[0] if not derivative._wrt_tuple else tuple(grads)
+    if derivative.has_aux and derivative.kind == "grad":  # value is (value, aux)
+        return result, value[1]
+    return (_fresh(value, values), result) if derivative.kind == "value_and_grad" else result
+
+
+def _basis(v: Any, index: tuple[int, ...]) -> Any:
+    """The tangent of the leaf ``v`` that is 1 at ``index`` and 0 elsewhere."""
+    if isinstance(v, np.ndarray) or is_dask(v):
+        basis = _module_of(v).zeros_like(v)
+        basis[index] = 1
+    else:
+        basis = type(v)(1.0)
+    return basis
+
+
+def _one_pass(
+    derivative: Derivative,
+    derived: driver.Derived,
+    values: list[Any],
+    tangents: list[Any],
+    passes: _Passes,
+) -> tuple[Any, Any]:
+    """One pass of a forward-mode gradient: the function's value and its derivative in
+    the direction of ``tangents`` (a scalar: a ``ValueError`` for anything else)."""
+    value, dout = derived.function(*values, *tangents)
+    if derivative._tangent_output:  # a jvp's value and tangent: its tangent's
+        value, dout = value[1], dout[1]
+    passes.check(value)
+    if pytree.is_node(dout) or np.ndim(dout) != 0:
+        raise ValueError(_not_scalar(derivative.__name__, dout, derivative.has_aux))
+    return value, dout
+
+
+def _stacked(grad: list[Any], v: Any) -> Any:
+    """The lazy derivatives of the elements of ``v``, stacked into a dask array of its shape."""
+    xp = dask_numpy()
+    return (
+        xp.stack([xp.asarray(d) for d in grad]).reshape(np.shape(v)) if grad else xp.zeros_like(v)
+    )
+
+
+def _not_scalar(name: str, out: Any, has_aux: bool) -> str:
+    """Why ``grad`` of ``name`` cannot use its output ``out``, and what to use instead."""
+    if isinstance(out, (tuple, list)) and not has_aux:
+        return (
+            f"grad requires {name!r} to return a scalar, but it returned a {type(out).__name__} "
+            f"of {len(out)}; to return auxiliary values with it, `return value, aux` and pass "
+            "has_aux=True (grad then returns (gradient, aux)); for a gradient of each "
+            "element, use srcgrad.vjp or srcgrad.jacobian"
+        )
+    what = (
+        f"a {type(out).__name__}" if pytree.is_node(out) else f"an array of shape {np.shape(out)}"
+    )
+    return (
+        f"grad requires {name!r} to return a scalar, but it returned {what}; use srcgrad.vjp "
+        "or srcgrad.jacobian (srcgrad.hvp for the Hessian of a function of a pytree)"
+    )
+
+
+#: the objects that hand out random numbers: a function that draws from one gives other
+#: values each time it runs
+_RANDOM_SOURCES = (
+    np.random.Generator,
+    np.random.RandomState,
+    np.random.BitGenerator,
+    random.Random,
+)
+
+
+class _Passes:
+    """The passes of a derivative that runs the user's function more than once
+    (``grad(..., mode="forward")``, ``jacobian``, ``hessian``): every pass must compute
+    what the first did, or the derivative mixes the derivatives of different functions.
+
+    A function given (or reaching) a random number generator is refused before the
+    second pass; a value that differs from the first pass's is an error after it.
+    """
+
+    def __init__(
+        self, owner: Derivative, what: str, values: Sequence[Any], count: int, per: str
+    ) -> None:
+        self.owner = owner
+        self.what = what  # grad(..., mode='forward'), jacobian(...)
+        self.values = values
+        self.count = count  # how many passes the derivative runs
+        self.per = per  # what each pass is for: "element", "output element"
+        self.first: Any = None
+        self.seen = 0
+
+    def check(self, value: Any = None) -> None:
+        """Note one pass and the function's ``value`` in it (None where unknown)."""
+        self.seen += 1
+        if self.count <= 1:
+            return
+        if self.seen == 1:
+            source = _random_source(self.owner, self.values)
+            if source is not None:
+                raise TypeError(
+                    f"{self.what} of {_user_name(self.owner)} runs it once per {self.per} "
+                    f"({self.count} passes here), and {source}: each pass would see "
+                    "different random numbers and the derivative would mix them. Use a "
+                    "derivative that runs the function once (srcgrad.grad in reverse mode, "
+                    "srcgrad.vjp, srcgrad.jvp, srcgrad.hvp), or draw the numbers outside the "
+                    "function and pass them in as an array."
+                )
+            self.first = value
+        elif value is not None and not _same_value(self.first, value):
+            raise ValueError(
+                f"{self.what} of {_user_name(self.owner)} runs it once per {self.per} "
+                f"({self.count} passes here), and it computed a different value in pass "
+                f"{self.seen} than in pass 1 ({_brief(value)} against {_brief(self.first)}): "
+                "the function must give the same value each time it runs on the same "
+                "arguments (does it draw random numbers, or read state that changes?). Use a "
+                "derivative that runs it once (srcgrad.grad in reverse mode, srcgrad.vjp, "
+                "srcgrad.jvp, srcgrad.hvp), or pass such numbers in as arguments."
+            )
+
+
+def _user_name(derivative: Derivative) -> str:
+    """The name of the user's function under ``derivative`` (and its inner ones)."""
+    while derivative._inner is not None:
+        derivative = derivative._inner
+    return repr(derivative.__wrapped__.__qualname__)
+
+
+def _random_source(derivative: Derivative, values: Sequence[Any]) -> str | None:
+    """How the user's function under ``derivative`` draws random numbers, where srcgrad
+    can see it: an argument it reads that is a random number generator, or a global or
+    closure name in it or in a function it calls that refers to one or to one of its
+    methods (``np.random.normal``, ``rng.normal``); None where it sees none."""
+    inner = derivative
+    while inner._inner is not None:
+        inner = inner._inner
+    entry = _CACHE.get(inner.__wrapped__)
+    parsed = [n.parsed for n in (entry.norm, entry.norm_aux) if n is not None] if entry else []
+    read = {n.id for p in parsed[:1] for n in ast.walk(p.tree) if isinstance(n, ast.Name)}
+    for param, value in zip(derivative._params, values):
+        for path, leaf in pytree.paths(value, param):
+            if isinstance(leaf, _RANDOM_SOURCES) and (param in read or not parsed):
+                return f"its argument {path!r} is a {type(leaf).__name__}"
+    parsed += list(inner._last.callees) if inner._last is not None else []
+    for p in parsed:
+        for node in ast.walk(p.tree):
+            if isinstance(node, (ast.Name, ast.Attribute)):
+                obj = _static_object(node, p.env)
+                if isinstance(obj, _RANDOM_SOURCES) or isinstance(
+                    getattr(obj, "__self__", None), _RANDOM_SOURCES
+                ):
+                    where = f"{p.locator.filename}:{getattr(node, 'lineno', '?')}"
+                    shared = type(getattr(obj, "__self__", obj)).__name__
+                    return f"it reads {ast.unparse(node)} ({where}), which draws from a {shared}"
+    return None
+
+
+def _static_object(node: ast.expr, env: dict[str, Any]) -> Any:
+    """The object a dotted name rooted at a global or closure name refers to, following
+    attributes of modules only (reading another object's could run its code); None where
+    it is not such a name."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in env:
+        return None
+    obj = env[node.id]
+    for attr in reversed(attrs):
+        if not isinstance(obj, types.ModuleType):
+            return None
+        obj = getattr(obj, attr, None)
+    return obj
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Whether two passes' values agree (to rounding: a sum may add in another order)."""
+    if pytree.is_node(a) or pytree.is_node(b):
+        leaves_a, leaves_b = pytree.leaves(a), pytree.leaves(b)
+        return len(leaves_a) == len(leaves_b) and all(map(_same_value, leaves_a, leaves_b))
+    if is_dask(a) or is_dask(b) or a is None or b is None:
+        return True  # (lazy: comparing would compute the graph)
+    xp = np if not is_cupy(a) else _module_of(a)
+    try:
+        if np.shape(a) != np.shape(b):
+            return False
+        dtype = np.result_type(getattr(a, "dtype", type(a)), getattr(b, "dtype", type(b)))
+        if dtype.kind not in "fc":  # numbers exactly; other objects: no claim
+            return dtype.kind not in "biu" or bool(xp.all(xp.asarray(a) == xp.asarray(b)))
+        tol = float(np.finfo(dtype).eps) ** 0.5
+        a, b = xp.asarray(a), xp.asarray(b)
+        scale = float(xp.max(xp.abs(xp.nan_to_num(a)))) if a.size else 0.0
+        return bool(xp.allclose(a, b, rtol=tol, atol=tol * scale, equal_nan=True))
+    except (TypeError, ValueError):  # (an auxiliary value numpy cannot compare: no claim)
+        return True
+
+
+def _brief(value: Any) -> str:
+    """A short text for a pass's value in an error message."""
+    if isinstance(value, (float, int, np.generic)) or np.ndim(value) == 0:
+        try:
+            return f"{float(value):.6g}"
+        except (TypeError, ValueError):
+            return repr(value)[:40]
+    return f"an array of shape {np.shape(value)}"
