@@ -11,6 +11,7 @@ import ast
 import builtins
 import keyword
 import unicodedata
+from collections.abc import Iterable
 
 
 class Namer:
@@ -42,6 +43,17 @@ class Namer:
                 self._counters[prefix] = k
                 self.taken.add(name)
                 return name
+
+    def mark(self) -> tuple[frozenset[str], dict[str, int]]:
+        """Where the names handed out so far end (for :meth:`rewind`)."""
+        return frozenset(self.taken), dict(self._counters)
+
+    def rewind(self, mark: tuple[frozenset[str], dict[str, int]], keep: Iterable[str]) -> None:
+        """Forget the names handed out since ``mark`` (code made on trial, then thrown
+        away), but those in ``keep`` and the derived ones (``x_bar``), which stay taken."""
+        taken, counters = mark
+        self.taken = set(taken) | set(keep) | set(self._memo.values())
+        self._counters = dict(counters)
 
     def temp(self) -> str:
         """A temporary for A-normal form: ``t1``, ``t2``, ..."""

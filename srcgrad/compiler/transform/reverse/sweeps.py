@@ -123,7 +123,10 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
         self.shape_reads = []
         self.shapes = {}
         self.uniform = {}
+        mark = self.builder.namer.mark()  # (the trial's own names are given again)
         adjoint, _ = self._adjoint(self.core, self.norm.tree.body, 0)
+        kept = [*self.saves.values(), *self.records.values(), *self.counters.values()]
+        self.builder.namer.rewind(mark, [*kept, self.tape] if self.tape else kept)
         reads = [s for s in _flatten(adjoint) if not _is_zeroing(s)]
         previous = plan.needed
         plan.needed = _loads_but_shapes(reads, self.builder) | previous
@@ -418,6 +421,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
         adjoints' starts and the seed, the adjoint sweep, and what ``kind`` returns."""
         facts, builder, norm = self.facts, self.builder, self.norm
         self.last_origin = None
+        self.uniform = {}
         primal = self._primal(self.core, 0)
         out = facts.returned
         out_active = isinstance(out, ast.Name) and out.id in self.active
