@@ -1,6 +1,6 @@
 """Stage 6, emit: generated functions in, a compiled standalone module out.
 
-In:  the generated ``FunctionDef`` s, the :class:`~srcgrad.builder.Builder`
+In:  the generated ``FunctionDef`` s, the :class:`~srcgrad.compiler.transform.builder.Builder`
 that named them, the user's resolved free names and the backend.
 Out: :class:`Module`: the source text (``.source``: imports, the runtime
 helpers it calls, the functions), and the namespace it was executed in.
@@ -58,8 +58,8 @@ def render(
     Every piece of the text is unparsed from AST nodes: the title is the docstring's
     ``ast.Constant``, imports are ``ast.Import`` nodes whose names were checked as
     (dotted) identifiers, and notes are comments made safe by
-    :func:`~srcgrad.builder.comment_text`. No user-controlled text (a qualname, a file
-    name, a repr) is ever formatted into the source.
+    :func:`~srcgrad.compiler.transform.builder.comment_text`. No user-controlled text (a
+    qualname, a file name, a repr) is ever formatted into the source.
     """
     passed = _pass_constants(funcs)
     env = {**env, **passed}

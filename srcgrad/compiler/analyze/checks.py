@@ -1,7 +1,7 @@
 """Part of analyze: the refusals. Everything srcgrad cannot follow is an error at the
 user's line here, before any code is made: an active value reaching an operation
 without a derivative, complex values, in-place changes and dtype writes (through
-:mod:`srcgrad.aliases` and :mod:`srcgrad.dtypes`), what a mode cannot do."""
+:mod:`.aliases` and :mod:`.dtypes`), what a mode cannot do."""
 
 from __future__ import annotations
 
@@ -316,7 +316,7 @@ def check_mode(norm: Normalized, facts: Facts, mode: str) -> None:
 
 def _check_fresh(norm: Normalized, facts: Facts, op: Op) -> None:
     """``y[i] = v`` is differentiated where ``y`` holds an array (not a list or tuple);
-    whose memory it may write into is the alias analysis's question (``srcgrad.aliases``:
+    whose memory it may write into is the alias analysis's question (:mod:`.aliases`:
     not the caller's, and no other name read afterwards may share it)."""
     y = op.target
     defs = [s for s, _ in facts.definitions.get(y, []) if not is_setitem(s)]

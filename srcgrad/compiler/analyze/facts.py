@@ -96,7 +96,7 @@ class Facts:
     params: list[ast.arg] = field(default_factory=list)
     #: names given once a tuple or list display: how many elements it has
     lengths: dict[str, int] = field(default_factory=dict)
-    #: which names may share memory (``srcgrad.aliases.Aliases``)
+    #: which names may share memory (``srcgrad.compiler.analyze.alias_model.Aliases``)
     aliases: Any = None
     #: the parameters whose arguments are floats (numbers or float arrays; ``wrt`` ones)
     floats: set[str] = field(default_factory=set)

@@ -1,7 +1,7 @@
 """Stage 4a, forward mode: a core function in, its Jacobian-vector product out.
 
-In:  a normalized function, its :class:`~srcgrad.facts.Facts`, the
-``wrt`` parameters and a :class:`~srcgrad.builder.Builder`.
+In:  a normalized function, its :class:`~srcgrad.compiler.analyze.facts.Facts`, the
+``wrt`` parameters and a :class:`~srcgrad.compiler.transform.builder.Builder`.
 Out: ``jvp_f(x, ..., x_dot)`` returning ``(value, value_dot)``: the primal
 with, after every assignment to an active name, the statement for its
 tangent (dual numbers, written out); control flow stays as it is::

@@ -1,7 +1,7 @@
 """Runtime helpers that belong to one family of rules, beside those rules.
 
 Generated code calls them by name, like the generic helpers of :mod:`srcgrad.runtime`;
-:data:`srcgrad.builder.HELPERS` lists both."""
+:data:`srcgrad.compiler.transform.builder.HELPERS` lists both."""
 
 from . import elementwise, linalg, reductions, shapes
 
