@@ -91,3 +91,21 @@ def copy_tree(node: Any, names: Any = None) -> Any:
         if hasattr(node, attribute):
             setattr(new, attribute, getattr(node, attribute))
     return new
+
+
+def unparse(tree: ast.AST) -> str:
+    """``ast.unparse`` of generated code, whose statements may have no line numbers
+    (``ast.unparse`` reads a statement's ``lineno`` for its type comment): each
+    statement without one gets line 1 first. Only statement lists are walked, not
+    expressions, which ``ast.fix_missing_locations`` would walk too."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.stmt) and getattr(node, "lineno", None) is None:
+            node.lineno = node.end_lineno = 1
+            node.col_offset = node.end_col_offset = 0
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                todo.extend(block)
+    return ast.unparse(tree)

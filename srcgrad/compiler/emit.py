@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..backends import Backend
+from .astwalk import unparse
 from .transform.builder import HELPER_FUNCTIONS, HELPERS, Builder, comment, comment_text, is_comment
 from .transform.naming import Namer, names_in
 
@@ -70,8 +71,7 @@ def render(
     for h in helpers:
         body.append(_helper_def(h, builder))
     body.extend(funcs)
-    ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
-    code = "\n\n\n".join(ast.unparse(node) for node in body)
+    code = "\n\n\n".join(unparse(node) for node in body)
     title_node = ast.Expr(ast.Constant(comment_text(title)))  # (one line, whatever it names)
     docstring = ast.unparse(ast.Module(body=[title_node], type_ignores=[]))
     imports = "\n".join(ast.unparse(node) for node in header)

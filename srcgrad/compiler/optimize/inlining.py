@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from ..astwalk import copy_tree
+from ..astwalk import copy_tree, unparse
 from .dataflow import (
     Context,
     _pure,
@@ -61,7 +61,7 @@ def inline_temporaries(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stm
                     i += 1
                     continue
                 merged = _Replace(a, stmt.value).visit(copy_tree(block[j]))
-                if len(ast.unparse(ast.fix_missing_locations(merged))) > LINE_LIMIT:
+                if len(unparse(merged)) > LINE_LIMIT:
                     i += 1
                     continue
                 block[j], facts[j] = merged, _Summary(merged)

@@ -47,7 +47,7 @@ def function_def(fname: str, params: list[str], body: list[ast.stmt]) -> ast.Fun
         returns=None,
         lineno=1,
     )
-    return ast.fix_missing_locations(func)
+    return func
 
 
 def comment(text: str) -> ast.Expr:
