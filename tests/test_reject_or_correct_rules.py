@@ -224,6 +224,36 @@ def test_casts_match_finite_differences(f):
     assert_gradient(f, (X,), expected, rtol=1e-3 if single else 1e-6, atol=1e-4)
 
 
+def int_on_one_path(x, y, n):
+    # (found by the thorough random programs; unused lines taken out) on the path taken, `b` is
+    # an integer array; the gradient's seed read its dtype as a shape witness: a
+    # cotangent of 0.7 became 0
+    b = np.tanh(np.sum(x + x))
+    c = np.tanh(np.sum((y + np.mean(y, axis=0)), axis=-2))
+    if n > 0:
+        if np.mean(b / (1.0 + b * b)) <= 0.25:
+            return np.sum(1.5 if (n > 1) else np.sum(c))
+        return np.mean((1.0 + c * c) ** 0.5 if (np.array(b, dtype=np.float64) > 0.5) else c)
+    if -1.0 < np.mean(b * b) < 1.0:
+        b = np.asarray(np.mean(c), dtype=int)
+    else:
+        c = np.mean((0.5 * x), axis=-2)
+    x = np.sin((-x) if (np.sum(c * c) <= -0.5) else (x / (1.0 + y * y)))
+    return np.sum(np.tanh(c @ c) + (1.0 + b * b) ** -1.0)
+
+
+@pytest.mark.parametrize("cotangent", [0.7, 1.0, -2.5])
+def test_dtype_read_only_off_names_of_floats(cotangent):
+    """``np.full_like(w, g)`` reads ``w``'s dtype as well as its shape: srcgrad picks ``w``
+    among names of the same shape only where every definition of ``w`` gives floats."""
+    x = np.array([[-1.4962610163174745, -0.12585703060336595, 1.990117918717877]])
+    y = np.array([[1.2808319796133616, -1.9494063391407255, 0.29014366977766404]])
+    expected = cotangent * finite_differences(int_on_one_path, (x, y, 0), wrt=1)
+    x_bar, y_bar = srcgrad.vjp(int_on_one_path, wrt=(0, 1))(x, y, 0, cotangent)
+    np.testing.assert_allclose(y_bar, expected, rtol=1e-6, atol=1e-9)
+    assert not np.any(x_bar)
+
+
 def test_casts_to_integers_are_not_the_identity():
     """The reproducer: ``x.astype(int)`` was treated as ``x`` (gradient ``2x``)."""
     assert_gradient(astype_int, (X,), X.astype(int))

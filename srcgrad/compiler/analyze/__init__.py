@@ -59,8 +59,10 @@ def analyze(
     the facts alone, with no error for what could not be differentiated (for the alias
     analysis of a callee). ``floats``: the parameters whose arguments are floats (the
     ``wrt`` ones are)."""
-    facts = Facts(mode=mode, params=list(norm.tree.args.args), floats=set(wrt) | set(floats))
     env = norm.parsed.env
+    facts = Facts(
+        mode=mode, params=list(norm.tree.args.args), floats=set(wrt) | set(floats), env=env
+    )
     for name, value in env.items():
         facts.shapes[name] = _static_shape(name, value)
     trees = _parameters(facts, norm.tree.args.args, ranks, wide or {})

@@ -100,6 +100,8 @@ class Facts:
     aliases: Any = None
     #: the parameters whose arguments are floats (numbers or float arrays; ``wrt`` ones)
     floats: set[str] = field(default_factory=set)
+    #: the function's free names resolved (for :meth:`proven_floats`)
+    env: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def active(self) -> frozenset[str]:
@@ -111,6 +113,20 @@ class Facts:
         if cached is None or cached[0] != key:
             cached = self.__dict__["_active"] = (key, frozenset(varied & useful))
         return cached[1]
+
+    @property
+    def proven_floats(self) -> frozenset[str]:
+        """The names every definition of which gives floats (the dtype analysis: a name
+        given an integer cast on one path, ``b = np.asarray(m, dtype=int)``, is not one);
+        found on first use."""
+        cached = self.__dict__.get("_proven_floats")
+        if cached is None:
+            from .dtypes import FLOAT, float_kinds
+
+            kinds = float_kinds(self, self.env, self.floats)
+            cached = frozenset(n for n, k in kinds.items() if k == FLOAT)
+            self.__dict__["_proven_floats"] = cached
+        return cached
 
     def witness(self, name: str, preferred: Iterable[str]) -> str:
         """A name with provably the same shape as ``name``, from ``preferred`` if any."""

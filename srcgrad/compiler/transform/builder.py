@@ -228,9 +228,9 @@ class Builder:
                 slot = 1
             if slot is not None and slot < len(node.args) and isinstance(node.args[slot], ast.Name):
                 candidates = preferred
-                if func.endswith("_like"):  # reads the dtype too: only float (active) names
-                    carrying = self.facts.active
-                    candidates = (p for p in preferred if p in carrying)
+                if func.endswith("_like"):  # reads the dtype too: only names of floats
+                    floats = self.facts.proven_floats
+                    candidates = (p for p in preferred if p in floats)
                 node.args[slot] = name(self.facts.witness(node.args[slot].id, candidates))
         return expr
 

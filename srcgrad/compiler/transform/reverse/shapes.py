@@ -73,7 +73,7 @@ class AdjointShapes:
                 and n.func.attr == "shape"
                 and isinstance(n.args[0], ast.Name)
             ]
-            active = [n for n in leaves if n in self.facts.active]
+            active = [n for n in leaves if n in self.facts.proven_floats]  # (the dtype)
             if not active:
                 continue
             sizes = [  # np.size(t): the product of that shape
