@@ -34,7 +34,9 @@ def propagate_copies(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt]
     Only where ``a`` has this one definition and every read of it follows in
     the same block, and ``b`` does not change before those reads.
     """
-    copies = _Copies(body, ctx.params)
+    params = ctx.params
+    copies = _Copies(body, params)
+    assigned = copies.assigned
     changed = False
     for block in list(blocks(body)):
         # one scan of the block: each question about a name (read later? written
@@ -42,7 +44,11 @@ def propagate_copies(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt]
         # step with each rewrite, so the pass costs the size of the block, not its square
         ix = _BlockIndex(block)
         for i in range(len(block)):
-            if copies.remove(ix, i):
+            stmt = block[i]
+            a = target(stmt) if stmt is not None else None
+            if a is None or a in params or assigned[a] != 1:
+                continue
+            if isinstance(stmt.value, (ast.Name, ast.Constant)) and copies.remove(ix, i, a):
                 changed = True
         block[:] = [s for s in block if s is not None]
     return body, changed
@@ -57,17 +63,12 @@ class _Copies:
         self.assigned = Counter(n for s in _statements(body) for n in own_writes(s))
         self.uses = Counter(n for s in _statements(body) for n in own_reads(s))
 
-    def remove(self, ix: _BlockIndex, i: int) -> bool:
-        """Whether statement ``i`` of the block was ``a = b`` or ``a = <number>`` and went
-        (with whatever it took: its reads substituted, or ``b``'s definition renamed)."""
-        block, params, uses = ix.block, self.params, self.uses
-        stmt = block[i]
-        a = target(stmt) if stmt is not None else None
-        if a is None or a in params or self.assigned[a] != 1:
-            return False
-        value = stmt.value
-        if not isinstance(value, (ast.Name, ast.Constant)):
-            return False
+    def remove(self, ix: _BlockIndex, i: int, a: str) -> bool:
+        """Whether statement ``i`` of the block, ``a = b`` or ``a = <number>`` (``a`` not a
+        parameter, and defined only there), went (with whatever it took: its reads
+        substituted, or ``b``'s definition renamed)."""
+        block, uses = ix.block, self.uses
+        value = block[i].value
         if ix.reads_after(a, i) != uses[a]:
             return False  # read before its definition, or in another block
         if isinstance(value, ast.Name) and uses[a] == 1 and self._round_trip(ix, i, a, value.id):

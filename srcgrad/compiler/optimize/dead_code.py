@@ -51,8 +51,15 @@ class _Liveness:
         kept: list[ast.stmt] = []
         for stmt in reversed(block):
             t = target(stmt)
-            if t is not None:
-                keep = self._assignment(stmt, t, live, prune)
+            if t is not None:  # (the common case, kept inline)
+                if t not in live and _pure(stmt.value):
+                    keep = False  # dead, and computing it does nothing else
+                else:
+                    if prune and t not in live and popped(stmt, last=True) is not None:
+                        self.dead_pops.add((popped(stmt, last=True), t))
+                    live.discard(t)
+                    live.update(reads(stmt))
+                    keep = True
             elif isinstance(stmt, ast.If):
                 live, keep = self._branch(stmt, live, prune)
             elif isinstance(stmt, (ast.For, ast.While)):
@@ -73,17 +80,6 @@ class _Liveness:
             kept.reverse()
             block[:] = kept
         return live
-
-    def _assignment(self, stmt: ast.stmt, t: str, live: set[str], prune: bool) -> bool:
-        """Whether ``t = value`` stays (updating ``live``): not if ``t`` is dead after it
-        and computing ``value`` does nothing else."""
-        if t not in live and _pure(stmt.value):
-            return False
-        if prune and t not in live and popped(stmt, last=True) is not None:
-            self.dead_pops.add((popped(stmt, last=True), t))
-        live.discard(t)
-        live.update(reads(stmt))
-        return True
 
     def _branch(self, stmt: ast.If, live: set[str], prune: bool) -> tuple[set[str], bool]:
         """The names live before an ``if``, and whether it stays (not with both branches

@@ -135,19 +135,19 @@ class _Simplify(ast.NodeTransformer):
                 return node
             if isinstance(value, (int, float)) and abs(value) < 1e15:
                 return self.done(ast.Constant(value))
-        simpler = _scaled(op, left, b)
-        if simpler is None:
+        simpler = None
+        if b is not None and isinstance(op, ast.Mult):
+            simpler = _scaled(op, left, b)
+        if simpler is None and (a is not None or b is not None):
             simpler = _identity(op, left, right, a, b)
         if simpler is None:
             simpler = _sign_moved(op, left, right)
         return node if simpler is None else self.done(simpler)
 
 
-def _scaled(op: ast.operator, left: ast.expr, b: float | int | None) -> ast.expr | None:
-    """``left * b`` with ``b`` a number merged into ``left``'s own constant factor, or with
-    ``left``'s sign moved into ``b``; or None."""
-    if not isinstance(op, ast.Mult) or b is None:
-        return None
+def _scaled(op: ast.Mult, left: ast.expr, b: float | int) -> ast.expr | None:
+    """``left * b`` (``b`` a number) with ``b`` merged into ``left``'s own constant factor,
+    or with ``left``'s sign moved into ``b``; or None."""
     if isinstance(left, ast.BinOp):
         c = _num(left.right)
         if isinstance(left.op, ast.Mult) and c is not None and (_pow2(b) or _pow2(c)):
