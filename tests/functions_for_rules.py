@@ -1,5 +1,5 @@
 """Small user-style functions, one per rule (or variant of a rule) in
-``srcgrad/rules/numpy_rules.py``. ``tests/test_rules.py`` differentiates them.
+``srcgrad/rules/`` (operators, methods, indexing). ``tests/test_rules.py`` differentiates them.
 
 srcgrad reads the source of what it differentiates, so these live at module
 level in a real file. Keep each one a single use of the primitive it names.

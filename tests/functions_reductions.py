@@ -1,5 +1,5 @@
 """Small user-style functions, one per reduction rule (or variant of one) in
-``srcgrad/rules/reductions.py`` and the reductions of ``numpy_rules.py``.
+``srcgrad/rules/reductions.py`` and the reductions of ``methods.py``.
 ``tests/test_rules_reductions.py`` differentiates them.
 
 srcgrad reads the source of what it differentiates, so these live at module

@@ -1,5 +1,5 @@
 """Reduction rules, tested: ``srcgrad/rules/reductions.py`` and the reductions of
-``numpy_rules.py`` (sum, mean, max, min) with tuple axes and keepdims.
+``methods.py`` (sum, mean, max, min) with tuple axes and keepdims.
 
 Each row names a reduction, a small user-style function that uses it (in
 ``functions_reductions.py``) and where its inputs come from; :func:`check`

@@ -1,6 +1,6 @@
-"""Rules for numpy's elementwise functions (issue 4). See numpy_rules.py for the rule shapes.
+"""Rules for numpy's elementwise functions (issue 4). See builders.py for the rule shapes.
 
-``numpy_rules.py`` already has the arithmetic operators and ``np.add``,
+``operators.py`` already has the arithmetic operators and ``np.add``,
 ``np.subtract``, ``np.multiply``, ``np.divide`` (= ``np.true_divide``),
 ``np.power``, ``np.negative``, ``np.positive``, ``np.exp``, ``np.log``,
 ``np.sqrt``, ``np.sin``, ``np.cos``, ``np.tanh``, ``np.abs`` (=

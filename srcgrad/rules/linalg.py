@@ -1,7 +1,7 @@
 """Rules for linear algebra: products, ``numpy.linalg`` and diagonals/triangles.
 
-See numpy_rules.py for how a row reads (``@``, ``np.matmul`` and ``np.dot``
-live there). The matrix functions work on stacks of matrices (the last two
+See builders.py for how a row reads (``@``, ``np.matmul`` and ``np.dot``
+live in operators.py). The matrix functions work on stacks of matrices (the last two
 axes) wherever numpy does: ``inv``, ``solve``, ``det``, ``slogdet``,
 ``cholesky``, ``eigh``, ``svd``, ``qr``, ``pinv``. The long derivatives are
 helpers in :mod:`srcgrad.rules.helpers.linalg` (``eigh_vjp`` and friends), each with its

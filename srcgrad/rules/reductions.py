@@ -1,7 +1,7 @@
 """Rules for numpy's reductions: products, moments, cumulative sums and products,
 peak-to-peak, weighted and NaN-skipping averages, norms and the trace.
 
-``np.sum``, ``np.mean``, ``np.max`` and ``np.min`` live in ``numpy_rules.py``;
+``np.sum``, ``np.mean``, ``np.max`` and ``np.min`` live in ``methods.py``;
 the rules here share their shapes (``_REDUCTION``, ``_reduced_rank``,
 ``_spread``). Where ``axis`` and ``keepdims`` are literals the templates are
 written out for them; where they arrive as variables a runtime helper reads

@@ -64,7 +64,7 @@ except ImportError:  # srcgrad does not require SciPy: no rules then
 
 
 def _elementwise(func, params, templates, jvp=None) -> Rule:
-    """An elementwise function: one template serves both modes (see numpy_rules), or
+    """An elementwise function: one template serves both modes (see builders.py), or
     ``jvp`` in forward mode."""
     rule = Rule(
         name=f"scipy.special.{func.__name__}",

@@ -8,7 +8,7 @@ adjoint, written out where it is a numpy call (``np.flip(g, axis)``,
 runtime helper where it has to sum (``tile_adjoint``, ``repeat_adjoint``) or
 scatter (``take_adjoint``: repeated indices add up, as ``np.add.at`` does).
 ``reshape``, ``transpose``, ``.T``, ``.ravel()``, ``.flatten()``,
-``concatenate``, ``stack``, ``array`` and indexing live in ``numpy_rules.py``.
+``concatenate``, ``stack``, ``array`` and indexing live in ``indexing.py``.
 
 Conventions:
 
