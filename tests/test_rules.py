@@ -1,4 +1,5 @@
-"""The rule table, tested: every rule in ``srcgrad/rules/operators.py``, ``methods.py`` and ``indexing.py``.
+"""The rule table, tested: every rule in ``srcgrad/rules/`` ``operators.py``, ``methods.py``
+and ``indexing.py``.
 
 Each row names a primitive, a small user-style function that uses it (in
 ``functions_for_rules.py``) and where its inputs come from. A hypothesis test
@@ -348,7 +349,7 @@ def test_builtins_on_python_floats(x, y):
     check(fn.builtin_scalars, (x, y))
 
 
-# -- conventions at non-smooth points (documented in srcgrad/rules/operators.py) --------------------------
+# -- conventions at non-smooth points (documented in srcgrad/rules/operators.py) ----------
 
 
 @pytest.mark.parametrize(
