@@ -124,18 +124,17 @@ class Program:
     def build(self) -> None:
         """Generate every requested callee derivative (requests may add more)."""
         while self.callees.queue:
-            func, kind, wrt, ranks = self.callees.queue.pop(0)
+            func, kind, wrt, ranks, floats = self.callees.queue.pop(0)
             if func not in self.fronts:
                 self.fronts[func] = front(func)
                 renames = self.add_env(self.fronts[func].parsed.env, self.fronts[func])
                 self.reading[func] = _renamed(self.fronts[func], renames)
             norm = self.reading[func]
-            names = self.callees.names[(func, kind, wrt, ranks)]
+            names = self.callees.names[(func, kind, wrt, ranks, floats)]
             ranks_by_name = dict(zip([a.arg for a in norm.tree.args.args], ranks))
             _count("analyze")
-            norm, facts = analyzed(
-                norm, list(wrt), ranks_by_name, "jvp" if kind == "jvp" else "vjp"
-            )
+            mode = "jvp" if kind == "jvp" else "vjp"
+            norm, facts = analyzed(norm, list(wrt), ranks_by_name, mode, floats=floats)
             builder = self.builder(norm, facts)
             _count("transform")
             if kind == "jvp":

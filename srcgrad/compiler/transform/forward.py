@@ -126,10 +126,13 @@ def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.st
     return out
 
 
-def call_signature(op, facts: Facts) -> tuple[tuple[str, ...], tuple, list[ast.Name]]:
+def call_signature(
+    op, facts: Facts
+) -> tuple[tuple[str, ...], tuple, frozenset[str], list[ast.Name]]:
     """For a call to a user function: the parameters it is differentiated with
-    respect to (those given active arguments), the ranks of all its arguments,
-    and the active arguments."""
+    respect to (those given active arguments), the ranks of all its arguments, the
+    parameters given floats (names proven to hold floats, float constants: the callee's
+    dtype analysis starts from them), and the active arguments."""
     params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
     active = [
         (p, a)
@@ -137,14 +140,20 @@ def call_signature(op, facts: Facts) -> tuple[tuple[str, ...], tuple, list[ast.N
         if isinstance(a, ast.Name) and a.id in facts.active
     ]
     ranks = tuple(_rank_of(a, facts) for a in op.call_args)
-    return tuple(p for p, _ in active), ranks, [a for _, a in active]
+    floats = frozenset(
+        p
+        for p, a in zip(params, op.call_args)
+        if (isinstance(a, ast.Name) and a.id in facts.proven_floats)
+        or (isinstance(a, ast.Constant) and type(a.value) is float)
+    )
+    return tuple(p for p, _ in active), ranks, floats, [a for _, a in active]
 
 
 def _call(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
     """``r = f(a, b)`` becomes ``r, r_dot = jvp_f(a, b, a_dot)``: the callee's own jvp."""
     op = facts.ops[stmt]
-    wrt, ranks, active = call_signature(op, facts)
-    (jvp_name,) = builder.callees.request(op.callee, "jvp", wrt, ranks)
+    wrt, ranks, floats, active = call_signature(op, facts)
+    (jvp_name,) = builder.callees.request(op.callee, "jvp", wrt, ranks, floats)
     args = [copy_tree(a) for a in op.call_args]
     args += [name(builder.tangent(a.id)) for a in active]
     targets = ast.Tuple(

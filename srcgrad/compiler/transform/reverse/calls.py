@@ -22,8 +22,8 @@ class CallAdjoints:
 
     def _callee(self, stmt: ast.Assign) -> tuple[str, str, list[ast.Name]]:
         op = self.facts.ops[stmt]
-        wrt, ranks, active = call_signature(op, self.facts)
-        fwd, bwd = self.builder.callees.request(op.callee, "split", wrt, ranks)
+        wrt, ranks, floats, active = call_signature(op, self.facts)
+        fwd, bwd = self.builder.callees.request(op.callee, "split", wrt, ranks, floats)
         return fwd, bwd, active
 
     def _record(self, stmt: ast.Assign) -> str:

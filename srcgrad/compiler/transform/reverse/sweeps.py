@@ -126,6 +126,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
         mark = self.builder.namer.mark()  # (the trial's own names are given again)
         adjoint, _ = self._adjoint(self.core, self.norm.tree.body, 0)
         kept = [*self.saves.values(), *self.records.values(), *self.counters.values()]
+        if self.builder.callees is not None:  # (module-level names of callees' derivatives)
+            kept += [n for names in self.builder.callees.names.values() for n in names]
         self.builder.namer.rewind(mark, [*kept, self.tape] if self.tape else kept)
         reads = [s for s in _flatten(adjoint) if not _is_zeroing(s)]
         previous = plan.needed
