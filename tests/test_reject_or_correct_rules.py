@@ -434,6 +434,26 @@ def test_writes_into_float_arrays_are_differentiated():
     )
 
 
+
+def buffer_like(u, v):
+    w = np.zeros_like(u)  # a float buffer where the caller passes floats
+    w[::2] = 0.5 * np.sum(v)
+    return np.sum(w * w)
+
+
+def into_a_callees_buffer(x, y):
+    return buffer_like(x, y) + buffer_like(x * 2.0, 1.5) * np.sum(y)
+
+
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_a_callee_knows_its_float_arguments(wrt):
+    """(found by the thorough random programs) a callee's ``np.zeros_like(u)`` is a float
+    buffer where the caller's argument for ``u`` is a float, active or not: the callee's
+    derivative is made knowing which of its parameters get floats."""
+    args = (X, np.array([0.5, -1.0, 2.0]))
+    expected = finite_differences(into_a_callees_buffer, args, wrt)
+    assert_gradient(into_a_callees_buffer, args, expected, wrt=wrt)
+
 # == family 5: nothing unknown becomes a constant ============================================
 def r_of_arguments(x, y):
     return np.sum(np.r_[x, y] ** 2)
