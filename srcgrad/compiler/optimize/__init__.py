@@ -93,10 +93,12 @@ def optimize(
     the names the code calls srcgrad's runtime helpers by; ``xp``: the array module's.
     """
     _local.memo = {}
+    _local.settled = {}  # statements a pass leaves as they are, by id (see dataflow.settle)
     try:
         return _optimize(func, temporaries, keep, helpers, xp)
     finally:
         _local.memo = None
+        _local.settled = None
 
 
 def _optimize(

@@ -80,12 +80,37 @@ def _forget(stmt: ast.stmt) -> None:
     """``stmt`` (and any statement in its blocks) changed in place."""
     memo = getattr(_local, "memo", None)
     if memo is not None:
+        settled = _local.settled
         if isinstance(stmt, _SIMPLE):
             memo.pop(id(stmt), None)
+            settled.pop(id(stmt), None)
             return
         for n in nodes(stmt):
             if isinstance(n, ast.stmt):
                 memo.pop(id(n), None)
+                settled.pop(id(n), None)
+
+
+def settled(stmt: ast.stmt, how: str) -> bool:
+    """Whether a pass found ``stmt`` already as ``how`` (its name) leaves it, whatever
+    the code around it, and nothing has changed it since (:func:`_forget`)."""
+    found = getattr(_local, "settled", None)
+    if found is None:
+        return False
+    hit = found.get(id(stmt))
+    return hit is not None and hit[0] is stmt and how in hit[1]
+
+
+def settle(stmt: ast.stmt, how: str) -> None:
+    """Note that the pass ``how`` leaves ``stmt`` as it is, whatever the code around it
+    (kept with the statement, so that no other statement takes its id)."""
+    found = getattr(_local, "settled", None)
+    if found is not None:
+        hit = found.get(id(stmt))
+        if hit is None or hit[0] is not stmt:
+            found[id(stmt)] = (stmt, {how})
+        else:
+            hit[1].add(how)
 
 
 def own_reads(stmt: ast.stmt) -> list[str]:

@@ -7,7 +7,16 @@ import math
 import operator
 
 from ..astwalk import copy_tree, nodes
-from .dataflow import Context, _forget, _stmt_shares, blocks, target, written_in_place
+from .dataflow import (
+    Context,
+    _forget,
+    _stmt_shares,
+    blocks,
+    settle,
+    settled,
+    target,
+    written_in_place,
+)
 
 _FOLD = {
     ast.Add: operator.add,
@@ -244,10 +253,14 @@ def simplify(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
         for k, stmt in enumerate(block):
             if isinstance(stmt, (ast.If, ast.For, ast.While)):
                 continue  # their blocks come in turn
+            if settled(stmt, "simplify"):
+                continue  # (nothing to fold in it, found before, and it has not changed)
             before = copy_tree(stmt) if mutated else None
             simplifier.changed = False
             new = simplifier.visit(stmt)
-            if simplifier.changed:
+            if not simplifier.changed:
+                settle(stmt, "simplify")
+            else:
                 _forget(stmt)
             if before is not None and simplifier.changed:
                 gained = _stmt_shares(new) - _stmt_shares(before)

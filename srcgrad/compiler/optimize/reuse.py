@@ -8,6 +8,7 @@ from collections import Counter
 import numpy as np
 
 from ...rules import RULES
+from ..astwalk import nodes
 from .dataflow import Context, _forget, _statements, _written_into, own_writes, target
 
 #: the names numpy gives the ufuncs the rule table has rules for: a ufunc's value depends
@@ -52,8 +53,9 @@ def reuse_computed_values(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.
             changed = True
             return ast.Name(id=held, ctx=ast.Load())
 
+    names: set[str] = set()  # the functions of the calls in `known`
     for k, stmt in enumerate(body):
-        if known:
+        if known and _calls_any(stmt, xp, names):
             _forget(stmt)
             body[k] = stmt = Reuse().visit(stmt)
         v = target(stmt)
@@ -74,4 +76,18 @@ def reuse_computed_values(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.
             )
         ):
             known.setdefault(ast.dump(value), v)
+            names.add(value.func.attr)
     return body, changed
+
+
+def _calls_any(stmt: ast.stmt, xp: str, names: set[str]) -> bool:
+    """Whether ``stmt`` calls ``xp.f`` for an ``f`` in ``names`` (a call the pass may
+    read from a name; without one, it leaves the statement as it is)."""
+    return any(
+        type(n) is ast.Call
+        and type(n.func) is ast.Attribute
+        and n.func.attr in names
+        and type(n.func.value) is ast.Name
+        and n.func.value.id == xp
+        for n in nodes(stmt)
+    )
