@@ -28,7 +28,7 @@ from . import emit as emit_stage
 from .analyze import analyze
 from .analyze.checks import check_facts
 from .analyze.facts import Facts
-from .astwalk import copy_tree, stored, unparse
+from .astwalk import copy_tree, loaded, stored, unparse
 from .normalize.lower import Normalized, dict_keys, normalize
 from .optimize import optimize
 from .parse import ParsedFunction, env_is_current, parse
@@ -229,39 +229,16 @@ def _split(
     params = [a.arg for a in fused.args.args]
     seed = params[-1]
     params = params[:-1]
-    stored = {
-        n.id
-        for s in primal
-        for n in ast.walk(s)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
-    loaded = {
-        n.id
-        for s in adjoint
-        for n in ast.walk(s)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    }
+    given = {n for s in primal for n in stored(s)}
+    read = {n for s in adjoint for n in loaded(s)}
     # what the adjoint reads of the primal's final state, reassigned parameters included
-    record = sorted(stored & loaded)
+    record = sorted(given & read)
     rec = "rec"
-    while rec in params or rec in stored or rec in loaded or rec == seed:
+    while rec in params or rec in given or rec in read or rec == seed:
         rec += "_"
     values = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in record], ctx=ast.Load())
-    top = {
-        t.id
-        for s in primal
-        if isinstance(s, ast.Assign)
-        for t in s.targets
-        if isinstance(t, ast.Name)
-    }
-    top |= {
-        e.id
-        for s in primal
-        if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Tuple)
-        for e in s.targets[0].elts
-    }
-    unbound = [n for n in record if n not in top and n not in params]  # on some paths only
-    preset = [
+    unbound = [n for n in record if n not in _top_assigned(primal) and n not in params]
+    preset = [  # (names the primal gives values on some paths only)
         ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
         for n in unbound
     ]
@@ -282,6 +259,20 @@ def _split(
         f"Adjoint of {call} for the output adjoint {seed}.",
     )
     return [fwd, bwd]
+
+
+def _top_assigned(body: list[ast.stmt]) -> set[str]:
+    """The names statements of ``body`` itself (not its blocks) assign: a name or a
+    tuple of names."""
+    top = set()
+    for s in body:
+        if isinstance(s, ast.Assign):
+            for t in s.targets:
+                if isinstance(t, ast.Name):
+                    top.add(t.id)
+            if isinstance(s.targets[0], ast.Tuple):
+                top.update(e.id for e in s.targets[0].elts)
+    return top
 
 
 def _function(name: str, params: list[str], body: list[ast.stmt], doc: str) -> ast.FunctionDef:
