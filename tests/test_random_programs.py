@@ -63,6 +63,7 @@ import ast
 import importlib.util
 import itertools
 import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -149,6 +150,9 @@ class Gen:
         self.kinds = ["full", "scalar"] + (["row"] if len(shape) == 2 else [])
         self.vars: list[Var] = []
         self.lines: list[str] = []
+        #: names that may hold an integer array (given an int cast, or one of those):
+        #: never updated in place by a float (numpy raises: not a program to differentiate)
+        self.integer: set[str] = set()
         self.fresh = itertools.count()
         self.loop_indices: list[str] = []
         self.features: set[str] = set()
@@ -165,6 +169,12 @@ class Gen:
 
     def emit(self, indent: int, text: str) -> None:
         self.lines.append("    " * indent + text)
+        if " = " in text:
+            targets, value = text.split(" = ", 1)
+            names = [t.strip() for t in targets.split(",")]
+            whole_cast = value.startswith("np.asarray(") and value.endswith("dtype=int)")
+            if whole_cast or set(re.findall(r"\w+", value)) & self.integer:
+                self.integer.update(n for n in names if n.isidentifier())
 
     def of_kind(self, kind: str, local_only: bool = False) -> list[Var]:
         return [
@@ -404,7 +414,11 @@ class Gen:
             self.feature("block-local variable")
 
     def stmt_augassign(self, indent: int, depth: int, loop: str | None) -> None:
-        candidates = [v for v in self.vars if v.local and not v.buffer]
+        candidates = [
+            v for v in self.vars if v.local and not v.buffer and v.name not in self.integer
+        ]
+        if not candidates:
+            return
         var = self.choice(candidates)
         lower = self.choice([k for k in self.kinds if _ORDER[k] <= _ORDER[var.kind]])
         e = self.expr(lower, 1)[0]
