@@ -434,7 +434,6 @@ def test_writes_into_float_arrays_are_differentiated():
     )
 
 
-
 def buffer_like(u, v):
     w = np.zeros_like(u)  # a float buffer where the caller passes floats
     w[::2] = 0.5 * np.sum(v)
@@ -453,6 +452,7 @@ def test_a_callee_knows_its_float_arguments(wrt):
     args = (X, np.array([0.5, -1.0, 2.0]))
     expected = finite_differences(into_a_callees_buffer, args, wrt)
     assert_gradient(into_a_callees_buffer, args, expected, wrt=wrt)
+
 
 # == family 5: nothing unknown becomes a constant ============================================
 def r_of_arguments(x, y):
