@@ -1041,18 +1041,34 @@ def positions_tuple_kept(x):
     return np.sum(t[0] * x)
 
 
+def int_copy_then_update(x):
+    a = np.tanh(x)
+    t = np.asarray(x if np.sum(a) >= -1.0 else a, dtype=int)  # of floats: a copy
+    a *= np.cos(x)
+    return np.sum(a * x) + np.sum(np.tanh(t) * x)
+
+
+def same_dtype_view_then_update(x):
+    a = np.tanh(x)
+    t = np.asarray(a, dtype=float)  # a float array to float: `a` itself
+    a *= np.cos(x)
+    return np.sum(t * x)
+
+
 POSITION_RIGHT = [
     Right(positions_cast_beside_new, (X3, 0.3)),
     Right(positions_new_updated, (X3, B3)),
     Right(positions_swapped_local_updated, (X3,), 8.0 * X3),
     Right(positions_with_constant, (X3,)),
     Right(positions_in_loop, (X3, B3)),
+    Right(int_copy_then_update, (np.array([0.3, 1.4, -0.6]),)),
 ]
 POSITION_REFUSED = [
     Refused(positions_argument_updated, (X3, B3), R, "the argument `y`", "b += 1.0"),
     Refused(positions_swapped_argument_updated, (X3,), R, "the argument `x`", "a *= 2.0"),
     Refused(positions_swapped_read_after, (X3,), R, "`y` changes too", "b *= 2.0"),
     Refused(positions_tuple_kept, (X3,), R, "`t` changes too", "a *= 3.0"),
+    Refused(same_dtype_view_then_update, (X3,), R, "`t` changes too", "a *= np.cos(x)"),
 ]
 
 

@@ -24,7 +24,11 @@ from .alias_calls import (
 from .alias_model import _OUTSIDE, _SHARING, Place, _aged, _join, _rebound, _sharers_of
 from .alias_summaries import _parameter_names, _summary
 from .classify import is_user_function
+from .dtypes import INTEGER, dtype_kind
 from .facts import Facts, is_append, is_setitem, popped, resolve_static
+
+#: conversions that return their operand itself where its dtype is already the one asked
+_CONVERTERS = (np.asarray, np.asanyarray, np.ascontiguousarray)
 
 
 class _Flow:
@@ -330,6 +334,8 @@ class _Flow:
             module = getattr(callee, "__module__", None) or ""
             if isinstance(callee, np.ufunc) or _is_new_array(callee):
                 return self.made(new)
+            if self.converted(callee, rhs):
+                return self.made(new)
             if module.startswith("scipy.special") or module == "math":
                 return self.made(new)
             if getattr(callee, "__name__", None) in _PLAIN_BUILTINS and _is_builtin(callee):
@@ -396,6 +402,16 @@ class _Flow:
             if i < len(args):
                 places |= self.reach(self.of(args[i], state))
         return places
+
+    def converted(self, callee: Any, rhs: ast.Call) -> bool:
+        """``np.asarray(v, dtype=int)`` of a ``v`` every definition of which gives floats:
+        a new array (``asarray`` returns ``v`` itself only where ``v`` has that dtype)."""
+        if callee not in _CONVERTERS or not rhs.args or not isinstance(rhs.args[0], ast.Name):
+            return False
+        dtype = next((k.value for k in rhs.keywords if k.arg == "dtype"), None)
+        if dtype is None and len(rhs.args) > 1:
+            dtype = rhs.args[1]
+        return dtype_kind(dtype, self.env) == INTEGER and rhs.args[0].id in self.facts.proven_floats
 
     def made(self, new: Place) -> frozenset[Place]:
         """A new array (or a tuple of new arrays, each its own)."""
