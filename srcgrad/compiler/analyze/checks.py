@@ -28,7 +28,7 @@ def check_facts(norm: Normalized, facts: Facts) -> None:
     in_place = {id(p.stmt): p.message for p in facts.aliases.problems}
     mixed = _mixed_elements(facts, assigns)
     complex_values = _complex_values(facts, assigns, env)
-    check_writes(norm, facts, facts.floats)
+    check_writes(norm, facts)
     active = facts.active
     for stmt in assigns:
         op = facts.ops[stmt]

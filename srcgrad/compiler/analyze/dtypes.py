@@ -348,12 +348,10 @@ def _is_range(node: ast.expr, env: dict[str, Any]) -> bool:
     return False
 
 
-def check_writes(norm: Any, facts: Any, floats: set[str]) -> None:
+def check_writes(norm: Any, facts: Any) -> None:
     """Refuse a value with a derivative written into an array not proven float (numpy
     rounds it to the array's dtype), and an augmented assignment of such a value to a
     name not proven float (numpy raises on an integer array, or rounds in place)."""
-    env = norm.parsed.env
-    kinds: dict[str, str] | None = None
     active = facts.active
     for stmt, op in facts.ops.items():
         if op.target not in active or op.target in facts.maybe_sequences:
@@ -367,9 +365,7 @@ def check_writes(norm: Any, facts: Any, floats: set[str]) -> None:
             continue
         if op.key == "setitem" and not (isinstance(value, ast.Name) and value.id in facts.varied):
             continue
-        if kinds is None:
-            kinds = float_kinds(facts, env, floats)
-        kind = kinds.get(into, UNKNOWN)
+        kind = facts.dtype_kinds.get(into, UNKNOWN)
         if kind == FLOAT or (kind == UNKNOWN and op.key != "setitem"):
             # (in place, numpy casts by its same-kind rule: a float into an integer array
             # raises, so a name srcgrad cannot tell is either a float or an error)

@@ -115,16 +115,25 @@ class Facts:
         return cached[1]
 
     @property
+    def dtype_kinds(self) -> dict[str, str]:
+        """Each name's kind of values, joined over its definitions (``dtypes.FLOAT``,
+        ``INTEGER`` or ``UNKNOWN``: :func:`~.dtypes.float_kinds`); found on first use."""
+        cached = self.__dict__.get("_dtype_kinds")
+        if cached is None:
+            from .dtypes import float_kinds
+
+            cached = self.__dict__["_dtype_kinds"] = float_kinds(self, self.env, self.floats)
+        return cached
+
+    @property
     def proven_floats(self) -> frozenset[str]:
         """The names every definition of which gives floats (the dtype analysis: a name
-        given an integer cast on one path, ``b = np.asarray(m, dtype=int)``, is not one);
-        found on first use."""
+        given an integer cast on one path, ``b = np.asarray(m, dtype=int)``, is not one)."""
         cached = self.__dict__.get("_proven_floats")
         if cached is None:
-            from .dtypes import FLOAT, float_kinds
+            from .dtypes import FLOAT
 
-            kinds = float_kinds(self, self.env, self.floats)
-            cached = frozenset(n for n, k in kinds.items() if k == FLOAT)
+            cached = frozenset(n for n, k in self.dtype_kinds.items() if k == FLOAT)
             self.__dict__["_proven_floats"] = cached
         return cached
 
