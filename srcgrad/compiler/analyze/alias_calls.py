@@ -14,8 +14,8 @@ import numpy as np
 from ..normalize.expressions import is_static
 from .facts import resolve_static
 
-#: numpy functions (besides ufuncs) whose result is a new array
-_NEW_ARRAYS = {
+#: functions that make a new array from a shape, a value or a copy (0-d ones too)
+_CONSTRUCTORS = (
     np.array,
     np.copy,
     np.zeros,
@@ -26,6 +26,10 @@ _NEW_ARRAYS = {
     np.ones_like,
     np.empty_like,
     np.full_like,
+)
+#: numpy functions (besides ufuncs) whose result is a new array
+_NEW_ARRAYS = {
+    *_CONSTRUCTORS,
     np.arange,
     np.linspace,
     np.eye,
@@ -75,19 +79,7 @@ _NEW_ARRAYS = {
     np.linalg.norm,
 }
 #: functions that make arrays, 0-d ones too (where arithmetic would give a number)
-_ARRAY_MAKERS = (
-    np.array,
-    np.asarray,
-    np.copy,
-    np.zeros,
-    np.ones,
-    np.empty,
-    np.full,
-    np.zeros_like,
-    np.ones_like,
-    np.empty_like,
-    np.full_like,
-)
+_ARRAY_MAKERS = (np.asarray, *_CONSTRUCTORS)
 #: array methods whose result is a new array (or a number)
 _NEW_FROM_METHODS = frozenset(
     "copy astype sum mean prod std var max min cumsum cumprod dot flatten tolist item "
