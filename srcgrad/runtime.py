@@ -270,6 +270,21 @@ def check_scalar(value):
     return value
 
 
+def check_in_place(value, name):
+    """Raise as numpy would where ``name += v`` (or ``-=``, ``*=``, ``/=``...) writes a
+    float into ``value``, an integer or bool array, in place: numpy refuses that cast
+    (rule 'same_kind'). srcgrad's code computes ``name + v`` as a new array, so it asks
+    first, where it could not tell before the code ran what ``name`` holds."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and hasattr(type(value), "__iadd__") and dtype.kind in "iub":
+        raise TypeError(
+            f"`{name}` is an array of dtype {dtype}, and the function changes it in place "
+            f"by a float (`{name} += ...`): numpy refuses that (casting rule 'same_kind'), "
+            f"so the function raises here and has no derivative. Make `{name}` a float "
+            f"array first (`{name} = {name}.astype(float)`)."
+        )
+
+
 def index_adjoint_add(g, x, index):
     """Adjoint of ``x[index]`` for any index: repeated positions add up (a key of a
     list, tuple or dict: ``g`` in a structure of zeros)."""

@@ -454,6 +454,95 @@ def test_a_callee_knows_its_float_arguments(wrt):
     assert_gradient(into_a_callees_buffer, args, expected, wrt=wrt)
 
 
+def cast_on_one_path(u):
+    if np.sum(u) > 0.0:
+        return np.asarray(u * 2.0, dtype=int)
+    return u * 2.0
+
+
+def update_of_a_helper_result(x):
+    a = cast_on_one_path(x)
+    a += x * x
+    return np.sum(a * x)
+
+
+def update_of_a_copy_of_an_argument(x, k):
+    a = np.array(k)
+    a -= np.sin(x)
+    return np.sum(a * x)
+
+
+def update_of_arithmetic_on_an_argument(x, k):
+    a = k * 2
+    a *= x
+    return np.sum(a * x)
+
+
+def dead_update_in_a_loop(x, k):
+    a = cast_on_one_path(x)
+    for _ in range(2):
+        a += 0.5 * (np.sin(x * a) - a)  # (nothing returned reads a)
+    return np.sum(x * x) + k
+
+
+UPDATE_ROWS = [
+    (update_of_a_helper_result, (X,), (-X,)),
+    (update_of_a_copy_of_an_argument, (X, np.arange(3)), (X, np.arange(3.0))),
+    (update_of_arithmetic_on_an_argument, (X, np.arange(3)), (X, np.arange(3.0))),
+    (dead_update_in_a_loop, (X, 1), (-X, 1)),
+]
+
+
+@pytest.mark.parametrize("f, raising, fine", UPDATE_ROWS, ids=lambda v: getattr(v, "__name__", ""))
+def test_an_update_srcgrad_cannot_type_is_checked_when_it_runs(f, raising, fine):
+    """(the last finding of the thorough random programs) ``a += v`` with a float ``v``
+    raises in numpy where ``a`` is an integer array; srcgrad spells it ``a = a + v``, so
+    where it cannot tell ``a``'s dtype before the code runs (a helper that casts on one
+    path, an argument of unknown dtype) its code asks first: the same error as numpy's,
+    in both modes and to second order, and the right derivative where ``a`` is a float."""
+    with pytest.raises(TypeError, match="same_kind"):
+        f(*raising)
+    derivatives = [srcgrad.grad(f, mode=mode) for mode in MODES] + [srcgrad.hessian(f)]
+    for derivative in derivatives:
+        with pytest.raises(TypeError, match=r"`a` is an array of dtype int\d+.*numpy refuses"):
+            derivative(*raising)
+    assert_gradient(f, fine, finite_differences(f, fine))
+    gradient = srcgrad.grad(f)
+    columns = [
+        (gradient(fine[0] + 1e-6 * e, *fine[1:]) - gradient(fine[0] - 1e-6 * e, *fine[1:])) / 2e-6
+        for e in np.eye(len(fine[0]))
+    ]
+    np.testing.assert_allclose(srcgrad.hessian(f)(*fine), np.stack(columns, 1), atol=1e-5)
+
+
+def updates_srcgrad_can_type(x, n):
+    total = 0  # a Python int, rebound by a float: numpy agrees
+    k = 0
+    h = np.zeros_like(x)
+    acc = x[0]
+    for i in range(n):
+        total += x[i] * 2.0
+        k += 1
+        h += np.tanh(x) * k
+        acc *= x[i]
+    m = len(x)
+    m += 0.5
+    return total + np.sum(h) + acc * m
+
+
+def test_updates_srcgrad_can_type_are_not_checked():
+    """No check where the analysis proves the update agrees with numpy: the name holds
+    floats, or Python numbers (rebound, never written in place), or the value is an
+    integer."""
+    for mode in MODES:
+        derivative = srcgrad.grad(updates_srcgrad_can_type, mode=mode)
+        args = (X, 3)
+        derivative(*args)
+        assert "check_in_place" not in derivative.source, derivative.source
+    expected = finite_differences(updates_srcgrad_can_type, args)
+    assert_gradient(updates_srcgrad_can_type, args, expected)
+
+
 # == family 5: nothing unknown becomes a constant ============================================
 def r_of_arguments(x, y):
     return np.sum(np.r_[x, y] ** 2)

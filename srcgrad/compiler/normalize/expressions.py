@@ -62,6 +62,8 @@ class _Expressions:
         self.iterated: dict[str, tuple[int, int, int, int]] = {}
         self.mutable: set[str] = set()  # names assigned inside if/for/while: never versioned
         self.updates: dict[ast.stmt, str] = {}  # see Normalized.updates
+        self.checks: dict[ast.stmt, tuple[str, str]] = {}  # see Normalized.checks
+        self.pending_check: tuple[str, str] | None = None  # for the next statement
 
     @contextlib.contextmanager
     def block(self, into: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
@@ -93,6 +95,8 @@ class _Expressions:
         stmt = ast.Assign(targets=[ast.Name(id=target, ctx=ast.Store())], value=value)
         ast.copy_location(stmt, self.user_stmt)
         self.body.append(stmt)
+        if self.pending_check is not None:
+            self.checks[stmt], self.pending_check = self.pending_check, None
         assert self.user_stmt is not None
         self.origin[stmt] = self.user_stmt
 

@@ -82,6 +82,9 @@ class Normalized:
     #: ``x``'s array in place: each such assignment, and the name whose array numpy changes
     #: (``x_1 = x + v``: ``x``), for the alias analysis to check that no other name sees it
     updates: dict[ast.stmt, str] = dataclasses.field(default_factory=dict)
+    #: generated code differentiated again: the ``check_in_place(x, 'x')`` it runs before
+    #: a core statement, as (name, user's name) (see ``analyze.in_place``)
+    checks: dict[ast.stmt, tuple[str, str]] = dataclasses.field(default_factory=dict)
     #: the names loops iterate by position (``for k in X``: ``X``), with where the user's
     #: code names what they iterate (the key ``dicts`` takes; see ``with_dict_keys``)
     iterated: dict[str, tuple[int, int, int, int]] = dataclasses.field(default_factory=dict)
@@ -208,6 +211,7 @@ class _Normalizer(_Statements):
             iterated=self.iterated,
             dicts=self.dicts,
             updates=self.updates,
+            checks=self.checks,
         )
 
     def lower_body(self, tree: ast.FunctionDef) -> ast.expr:

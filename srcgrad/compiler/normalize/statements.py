@@ -146,6 +146,18 @@ class _Statements(_Iteration):
             in ("check_scalar", "check_cotangent")
         ):  # generated code checking its arguments: nothing to differentiate
             return
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and getattr(self.env.get(call.func.id), "__srcgrad_helper__", None) == "check_in_place"
+            and len(call.args) == 2
+            and isinstance(call.args[0], ast.Name)
+            and isinstance(call.args[1], ast.Constant)
+        ):  # generated code asking before an update: asked again before the next statement
+            checked = self.load(call.args[0].id, call)
+            if isinstance(checked, ast.Name):
+                self.pending_check = (checked.id, str(call.args[1].value))
+            return
         if isinstance(call, ast.Call):  # (np.fill_diagonal(D, 1.0), y.sort(): None)
             raise self.fail(
                 stmt,

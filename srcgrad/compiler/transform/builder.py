@@ -154,12 +154,23 @@ class Builder:
         self.callees: Callees | None = None
         self.math = math_name or namer.fresh("math")  # for rules on Python floats
         self.primal_of: dict[str, str] = {}
+        #: the updates to check before their primal copies (set by the transform)
+        self.checks: Mapping[ast.stmt, tuple[str, str]] = {}
 
     def helper(self, h: str) -> ast.Name:
         return name(self.helpers[h])
 
     def call(self, h: str, *args: ast.expr) -> ast.Call:
         return ast.Call(func=self.helper(h), args=list(args), keywords=[])
+
+    def in_place_check(self, stmt: ast.stmt) -> list[ast.stmt]:
+        """``[check_in_place(x, 'x')]`` where ``stmt`` needs it (``self.checks``, from
+        ``analyze.in_place``), else ``[]``: to run before the statement's primal copy."""
+        found = self.checks.get(stmt)
+        if found is None:
+            return []
+        checked, user = found
+        return [ast.Expr(value=self.call("check_in_place", name(checked), ast.Constant(user)))]
 
     def xp_call(self, attr: str, *args: ast.expr) -> ast.Call:
         func = ast.Attribute(value=name(self.xp), attr=attr, ctx=ast.Load())

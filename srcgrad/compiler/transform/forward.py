@@ -28,6 +28,7 @@ from typing import Any
 from ...rules import instantiate
 from ..analyze.checks import check_mode
 from ..analyze.facts import TREE, Facts, makes_sequence
+from ..analyze.in_place import in_place_checks
 from ..astwalk import copy_tree
 from ..normalize.lower import Normalized
 from .builder import Builder, add, assign, name
@@ -35,6 +36,7 @@ from .builder import Builder, add, assign, name
 
 def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) -> ast.FunctionDef:
     check_mode(norm, facts, "jvp")
+    builder.checks = in_place_checks(norm, facts)
     params = [a.arg for a in norm.tree.args.args]
     # a parameter outside wrt that is given an active value on some path starts
     # with a zero tangent (dead code elimination drops it where no path needs it)
@@ -109,6 +111,7 @@ def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.st
             if op.call_args is not None and op.target in facts.active:
                 out.append(_call(stmt, facts, builder))
                 continue
+            out.extend(builder.in_place_check(stmt))
             out.append(copy_tree(stmt))
             if op.target in facts.active:
                 out.append(_tangent(stmt, facts, builder))

@@ -11,6 +11,7 @@ import dataclasses
 from ....rules import instantiate
 from ...analyze.checks import check_mode
 from ...analyze.facts import Facts, assigned_name, is_setitem
+from ...analyze.in_place import in_place_checks
 from ...astwalk import copy_tree, nodes
 from ...normalize.lower import Normalized
 from ..builder import Builder, add, assign, comment, marker, name
@@ -28,6 +29,7 @@ def reverse(
 ) -> ast.FunctionDef:
     assert kind in KINDS, kind
     check_mode(norm, facts, "vjp")
+    builder.checks = in_place_checks(norm, facts)
     return _Reverse(norm, facts, wrt, builder).function(kind)
 
 
@@ -194,6 +196,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
                 if op.call_args is not None and op.target in self.active:
                     out.extend(self._call_primal(stmt, depth))
                 else:
+                    out.extend(self.builder.in_place_check(stmt))
                     out.append(copy_tree(stmt))
             elif isinstance(stmt, ast.If):
                 new = copy.copy(stmt)
