@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import itertools
 import keyword
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..backends import Backend
-from .astwalk import unparse
+from .astwalk import nodes, unparse
 from .transform.builder import HELPER_FUNCTIONS, HELPERS, Builder, comment, comment_text, is_comment
 from .transform.naming import Namer, names_in
 
@@ -62,16 +63,13 @@ def render(
     :func:`~srcgrad.compiler.transform.builder.comment_text`. No user-controlled text (a
     qualname, a file name, a repr) is ever formatted into the source.
     """
-    passed = _pass_constants(funcs)
+    every = [n for f in funcs for n in nodes(f)]
+    passed = _pass_constants(funcs, every)
     env = {**env, **passed}
-    used = {n.id for f in funcs for n in ast.walk(f) if isinstance(n, ast.Name)}
+    used = {n.id for n in every if type(n) is ast.Name} | set(passed)
     helpers = _helpers_needed(used, builder)
     header, bindings = _imports(used | {builder.xp}, builder, env, backend, user_module)
-    body: list[ast.stmt] = []
-    for h in helpers:
-        body.append(_helper_def(h, builder))
-    body.extend(funcs)
-    code = "\n\n\n".join(unparse(node) for node in body)
+    code = "\n\n\n".join([*(_helper_text(h, builder) for h in helpers), *map(unparse, funcs)])
     title_node = ast.Expr(ast.Constant(comment_text(title)))  # (one line, whatever it names)
     docstring = ast.unparse(ast.Module(body=[title_node], type_ignores=[]))
     imports = "\n".join(ast.unparse(node) for node in header)
@@ -89,11 +87,12 @@ def _is_literal(value: Any) -> bool:
     return type(value) in _LITERAL_TYPES
 
 
-def _pass_constants(funcs: list[ast.FunctionDef]) -> dict[str, Any]:
+def _pass_constants(funcs: list[ast.FunctionDef], every: list[ast.AST]) -> dict[str, Any]:
     """Replace each constant that is not of a literal type (a numpy scalar, a subclass of
     float with its own ``repr``: a default argument of the user's, say) by a name bound
-    to the object itself, which the module notes and passes in; the names, by value."""
-    if all(_is_literal(n.value) for f in funcs for n in ast.walk(f) if isinstance(n, ast.Constant)):
+    to the object itself, which the module notes and passes in; the names, by value.
+    ``every``: the nodes of ``funcs``."""
+    if all(_is_literal(n.value) for n in every if type(n) is ast.Constant):
         return {}
     namer = Namer(set().union(*(names_in(f) for f in funcs)))
     passed: dict[str, Any] = {}
@@ -147,12 +146,32 @@ def _helpers_needed(used: set[str], builder: Builder) -> list[str]:
     wanted = {h for h in HELPERS if builder.helpers[h] in used}
     todo = list(wanted)
     while todo:
-        h = todo.pop()
-        for n in ast.walk(_helper_tree(h)):
-            if isinstance(n, ast.Name) and n.id in HELPERS and n.id not in wanted:
-                wanted.add(n.id)
-                todo.append(n.id)
+        for n in _helper_calls(todo.pop()):
+            if n not in wanted:
+                wanted.add(n)
+                todo.append(n)
     return [h for h in HELPERS if h in wanted]
+
+
+@functools.cache
+def _helper_calls(h: str) -> frozenset[str]:
+    """The helpers the helper ``h`` calls (read once)."""
+    return frozenset(
+        n.id for n in ast.walk(_helper_tree(h)) if isinstance(n, ast.Name) and n.id in HELPERS
+    )
+
+
+#: the text of each helper as generated code names it: by (helper, array module's name,
+#: every helper's name), since a helper's text names the helpers it calls
+_HELPER_TEXTS: dict[tuple[str, str, tuple[str, ...]], str] = {}
+
+
+def _helper_text(h: str, builder: Builder) -> str:
+    key = (h, builder.xp, tuple(builder.helpers[n] for n in HELPERS))
+    text = _HELPER_TEXTS.get(key)
+    if text is None:
+        text = _HELPER_TEXTS[key] = unparse(_helper_def(h, builder))
+    return text
 
 
 #: the source of every runtime helper, read once (so a later edit of runtime.py

@@ -9,7 +9,6 @@ from ..astwalk import copy_tree, unparse
 from .dataflow import (
     Context,
     _pure,
-    _Replace,
     _statements,
     _written_into,
     blocks,
@@ -41,17 +40,20 @@ def inline_temporaries(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stm
     """
     temporaries, params = ctx.temporaries, ctx.params
     hazards = written_in_place(body, params)
+    # counts kept in step with each inlining (which moves the reads of the value into
+    # the reader, and removes the one read and the one write of the name inlined)
+    all_reads = Counter(n for s in _statements(body) for n in own_reads(s))
+    assigned = Counter(n for s in _statements(body) for n in own_writes(s))
+    summaries: dict[int, tuple[ast.stmt, _Summary]] = {}  # by id, kept with the statement
     changed = True
     inlined = False
     while changed:  # (one pass finds nearly all: an inlining only lengthens other merges)
         changed = False
-        all_reads = Counter(n for s in _statements(body) for n in own_reads(s))
-        assigned = Counter(n for s in _statements(body) for n in own_writes(s))
         for block in list(blocks(body)):
             # each statement's reads and writes, kept in step with the block: the scan goes
             # on after an inlining (whose counts change only for the name inlined), so a
             # block of n statements costs O(n^2) set lookups, not O(n^3) tree walks
-            facts = [_Summary(s) for s in block]
+            facts = [_summary_of(s, summaries) for s in block]
             i = 0
             while i < len(block):
                 stmt = block[i]
@@ -60,16 +62,23 @@ def inline_temporaries(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stm
                 if j is None:
                     i += 1
                     continue
-                merged = _Replace(a, stmt.value).visit(copy_tree(block[j]))
+                merged = copy_tree(block[j], {a: stmt.value})
                 if len(unparse(merged)) > LINE_LIMIT:
                     i += 1
                     continue
-                block[j], facts[j] = merged, _Summary(merged)
+                block[j], facts[j] = merged, _summary_of(merged, summaries)
                 del block[i], facts[i]
                 all_reads[a] -= 1
                 assigned[a] -= 1
                 changed = inlined = True
     return body, inlined
+
+
+def _summary_of(stmt: ast.stmt, summaries: dict[int, tuple[ast.stmt, _Summary]]) -> _Summary:
+    hit = summaries.get(id(stmt))
+    if hit is None or hit[0] is not stmt:
+        hit = summaries[id(stmt)] = (stmt, _Summary(stmt))
+    return hit[1]
 
 
 class _Summary:

@@ -40,44 +40,72 @@ def reuse_computed_values(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.
     statements = list(_statements(body))
     stores = Counter(n for s in statements for n in own_writes(s))
     steady = {a for a in arguments if stores[a] == 0}  # names holding one value throughout
-    known: dict[str, str] = {}  # ast.dump of a call -> the name holding its value
+    known: dict[tuple, str] = {}  # the key of a call (_key) -> the name holding its value
     changed = False
-
-    class Reuse(ast.NodeTransformer):
-        def visit_Call(self, node: ast.Call) -> ast.expr:
-            self.generic_visit(node)
-            held = known.get(ast.dump(node))
-            if held is None:
-                return node
-            nonlocal changed
-            changed = True
-            return ast.Name(id=held, ctx=ast.Load())
-
     names: set[str] = set()  # the functions of the calls in `known`
-    for k, stmt in enumerate(body):
+    for stmt in body:
         if known and _calls_any(stmt, xp, names):
             _forget(stmt)
-            body[k] = stmt = Reuse().visit(stmt)
+            changed = _read_known(stmt, known, xp) or changed
         v = target(stmt)
         if v is None or stores[v] != 1:
             continue
         steady.add(v)
         value = stmt.value
-        if (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Attribute)
-            and isinstance(value.func.value, ast.Name)
-            and value.func.value.id == xp
-            and value.func.attr in _PURE_CALLS
-            and not value.keywords
-            and all(
-                isinstance(a, ast.Constant) or isinstance(a, ast.Name) and a.id in steady
-                for a in value.args
-            )
-        ):
-            known.setdefault(ast.dump(value), v)
+        key = _key(value, xp)
+        if key is not None and all(a[0] != "name" or a[1] in steady for a in key[1]):
+            known.setdefault(key, v)
             names.add(value.func.attr)
     return body, changed
+
+
+def _key(call: ast.expr, xp: str) -> tuple | None:
+    """``(f, operands)`` for ``xp.f(a, b, ...)`` with ``f`` a ufunc the rules know, no
+    keywords and names or constants for operands (the calls the pass may read from a
+    name, and two of them compute the same value where their keys are equal); else None."""
+    if type(call) is not ast.Call or call.keywords:
+        return None
+    func = call.func
+    if not (
+        type(func) is ast.Attribute
+        and type(func.value) is ast.Name
+        and func.value.id == xp
+        and func.attr in _PURE_CALLS
+    ):
+        return None
+    operands = []
+    for a in call.args:
+        if type(a) is ast.Name:
+            operands.append(("name", a.id))
+        elif type(a) is ast.Constant:
+            operands.append((type(a.value).__name__, repr(a.value)))
+        else:
+            return None
+    return func.attr, tuple(operands)
+
+
+def _read_known(node: ast.AST, known: dict[tuple, str], xp: str) -> bool:
+    """Replace, under ``node``, each call whose key is in ``known`` by the name holding its
+    value, inner calls first (``np.cos(np.sin(x))`` may become ``np.cos(a)``, then ``b``).
+    Whether any was."""
+    changed = False
+    for field in node._fields:
+        value = getattr(node, field, None)
+        items = value if type(value) is list else [value]
+        for k, child in enumerate(items):
+            if not isinstance(child, ast.AST):
+                continue
+            changed = _read_known(child, known, xp) or changed
+            key = _key(child, xp) if type(child) is ast.Call else None
+            held = known.get(key) if key is not None else None
+            if held is None:
+                continue
+            changed = True
+            if type(value) is list:
+                value[k] = ast.Name(id=held, ctx=ast.Load())
+            else:
+                setattr(node, field, ast.Name(id=held, ctx=ast.Load()))
+    return changed
 
 
 def _calls_any(stmt: ast.stmt, xp: str, names: set[str]) -> bool:
