@@ -29,6 +29,7 @@ them to a fixed point:
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from .copies import propagate_copies
 from .dataflow import (
@@ -117,11 +118,22 @@ def _optimize(
         helpers=helpers,
     )
     body = list(func.body)
+    # a pass that changed nothing is not run again until another pass changes something
+    # (each is a function of the code alone): the last round only runs the passes that
+    # have not yet seen the last change
+    version = 0
+    clean: dict[Any, int] = {}  # pass -> the version it last changed nothing at
     for _ in range(100):
         changed = False
         for step in FIXED_POINT:
+            if clean.get(step) == version:
+                continue
             body, did = step(body, ctx)
-            changed = changed or did
+            if did:
+                version += 1
+                changed = True
+            else:
+                clean[step] = version
         if not changed:
             break
     for step in AFTER:
