@@ -164,6 +164,14 @@ def unstack(g, axis):
     return list(np.moveaxis(g, axis, 0))
 
 
+def unstack_like(g, x):
+    """Adjoint of ``np.array(x)``: ``g`` cut into the nested lists and tuples ``x`` is
+    made of (a list for each), ``g`` itself where ``x`` is an array or a number."""
+    if isinstance(x, (list, tuple)):
+        return [unstack_like(gk, xk) for gk, xk in zip(g, x)]
+    return g
+
+
 def split_like(g, xs, axis):
     """Adjoint of ``np.concatenate(xs, axis)``: ``g`` cut where the pieces met."""
     sizes = [np.shape(x)[axis] for x in xs]

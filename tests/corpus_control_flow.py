@@ -1071,6 +1071,38 @@ def invariant_in_loop(k, x):
     return np.sum(x * x)
 
 
+def list_of_sines_summed(x):
+    terms = []
+    for v in x:
+        terms.append(np.sin(v) * v)
+    return sum(terms)
+
+
+def list_stacked(x):
+    rows = []
+    for k in range(3):
+        rows.append(x[k] * x)
+    return np.sum(np.stack(rows) ** 2)
+
+
+def nested_lists_to_array(x):
+    table = []
+    for i in range(2):
+        row = []
+        for j in range(3):
+            row.append(x[j] * (i + 1.0) + x[i])
+        table.append(row)
+    return np.sum(np.tanh(np.array(table)))
+
+
+def filtered_list(x):
+    kept = []
+    for v in x:
+        if v > 0.0:
+            kept.append(v * v * v)
+    return sum(kept) + 0.0
+
+
 class Case(NamedTuple):
     func: Callable[..., Any]
     points: list[tuple]  # argument tuples: each exercises a branch or trip count
@@ -1272,4 +1304,8 @@ CASES: list[Case] = [
     ),
     Case(parameter_reassigned_in_loop_from_invariants, [(0.548, -0.921), (_arr(2), 0.3)], (0, 1)),
     Case(invariant_in_loop, [(2.0, 1.0), (np.array([0.5, 1.5]), 0.3)], (0, 1)),
+    Case(list_of_sines_summed, [(np.array([0.3, -0.5, 1.2]),)]),
+    Case(list_stacked, [(np.array([0.3, -0.5, 1.2]),)]),
+    Case(nested_lists_to_array, [(np.array([0.3, -0.5, 1.2]),)]),
+    Case(filtered_list, [(np.array([0.3, -0.5, 1.2]),), (np.array([-0.3, -0.5]),)]),
 ]

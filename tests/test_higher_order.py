@@ -40,12 +40,24 @@ def fd_hvp(func, args, k, v, eps=1e-5):
     return (np.asarray(grad(*plus), float) - np.asarray(grad(*minus), float)) / (2 * eps)
 
 
+#: corpus functions whose second derivative srcgrad refuses, with a clear error: the
+#: adjoint of a list of lists pops a row out of the adjoint list and then pops from the
+#: row, which the alias analysis of the generated code cannot tell from changing a row
+#: the outer list still holds (it would be, were one row in it twice)
+SECOND_ORDER_REFUSED = {"nested_lists_to_array": "shares that memory"}
+
+
 @pytest.mark.parametrize("func, args, k", list(_cases()))
 def test_hvp_of_corpus_matches_finite_differences_of_the_gradient(func, args, k):
     rng = np.random.default_rng(0)
     x = args[k]
     v = rng.standard_normal(np.shape(x))
     v = float(v) if isinstance(x, float) else np.asarray(v, dtype=np.result_type(x))
+    if func.__name__ in SECOND_ORDER_REFUSED:
+        refusal = SECOND_ORDER_REFUSED[func.__name__]
+        with pytest.raises(srcgrad.UnsupportedSyntaxError, match=refusal):
+            srcgrad.hvp(func, wrt=k)(*args, v)
+        return
     product = srcgrad.hvp(func, wrt=k)(*args, v)
     single = np.result_type(x) == np.float32
     expected = fd_hvp(func, args, k, v, eps=1e-2 if single else 1e-5)

@@ -129,7 +129,7 @@ register(
         params=("x", "dtype"),
         defaults={"dtype": None},
         jvp={"x": linear},
-        vjp={"x": "unstack(g, 0) if isinstance(x, (list, tuple)) else g"},
+        vjp={"x": "unstack_like(g, x)"},
     ),
 )
 

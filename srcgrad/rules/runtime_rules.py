@@ -81,6 +81,7 @@ _rule(  # linear in the container less its element, and in the new element
     tuple_result=True,
 )
 helper("unstack", ("d", "axis"), ("d",))
+helper("unstack_like", ("d", "x"), ("d",))
 helper("split_like", ("d", "xs", "axis"), ("d",))
 helper("spread", ("d", "xs"), ("d",))
 helper("index_adjoint", ("d", "x", "index"), ("d",), rank=_rank_of("x"))

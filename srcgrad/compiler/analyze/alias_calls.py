@@ -96,7 +96,7 @@ _HELPER_RESULTS: dict[str, tuple[int, ...]] = {
     ),
     **dict.fromkeys(
         "unbroadcast unbroadcast_to broadcast_like unreduce untranspose kept_writes unstack "
-        "split_like spread sum_like add_at check_scalar".split(),
+        "unstack_like split_like spread sum_like add_at check_scalar".split(),
         (0,),
     ),
     "set_at": (0, 2),

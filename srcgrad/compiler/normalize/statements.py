@@ -141,6 +141,17 @@ class _Statements(_Iteration):
             return
         if (
             isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "pop"
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in self.current
+            and not call.args
+            and not call.keywords
+        ):  # xs.pop(), its value unused (the reverse sweep's undoing of an append)
+            self.as_temp(self.rhs(call))
+            return
+        if (
+            isinstance(call, ast.Call)
             and isinstance(call.func, ast.Name)
             and getattr(self.env.get(call.func.id), "__srcgrad_helper__", None)
             in ("check_scalar", "check_cotangent")
