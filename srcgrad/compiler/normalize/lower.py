@@ -63,6 +63,7 @@ from typing import Any
 from ...errors import UnsupportedSyntaxError
 from ..parse import ParsedFunction
 from ..transform.naming import Namer
+from .comprehensions import lower_comprehensions
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
 from .statements import _is_docstring, _Statements
@@ -220,6 +221,7 @@ class _Normalizer(_Statements):
         body = tree.body
         if body and _is_docstring(body[0]):
             body = body[1:]
+        body = lower_comprehensions(body, self.namer, self.env)
         lowered = lower_exits(_with_body(tree, body), self.namer)
         body = lowered.body
         self.mutable = _assigned_in_compound(body)
