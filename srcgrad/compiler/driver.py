@@ -74,15 +74,19 @@ def _count(stage: str) -> None:
     RUNS[stage] = RUNS.get(stage, 0) + 1
 
 
-def front(func: Callable[..., Any], trace: dict[str, str] | None = None) -> Normalized:
-    """Parse and normalize: the stages that depend on the function alone."""
+def front(
+    func: Callable[..., Any], trace: dict[str, str] | None = None, entry: bool = True
+) -> Normalized:
+    """Parse and normalize: the stages that depend on the function alone. ``entry``: the
+    function differentiated (not one it calls): its writes into its arguments go into
+    copies (``normalize.arguments``)."""
     with _collector_paused():
         _count("parse")
         parsed = parse(func)
         if trace is not None:
             trace["parse"] = ast.unparse(parsed.tree)
         _count("normalize")
-        norm = normalize(parsed)
+        norm = normalize(parsed, entry=entry)
         if trace is not None:
             trace["normalize"] = ast.unparse(norm.tree)
         return norm
@@ -126,7 +130,7 @@ class Program:
         while self.callees.queue:
             func, kind, wrt, ranks, floats = self.callees.queue.pop(0)
             if func not in self.fronts:
-                self.fronts[func] = front(func)
+                self.fronts[func] = front(func, entry=False)
                 renames = self.add_env(self.fronts[func].parsed.env, self.fronts[func])
                 self.reading[func] = _renamed(self.fronts[func], renames)
             norm = self.reading[func]

@@ -29,6 +29,16 @@ def check_facts(norm: Normalized, facts: Facts) -> None:
     mixed = _mixed_elements(facts, assigns)
     complex_values = _complex_values(facts, assigns, env)
     check_writes(norm, facts)
+    for param, write in norm.copied.items():
+        if facts.shapes.get(param) is not None and facts.shapes[param].rank == 0:
+            raise norm.parsed.locator.error(
+                UnsupportedSyntaxError,
+                write,
+                f"`{norm.parsed.locator.segment(write)}` writes into `{param}`, which is a "
+                "number here: only arrays, lists and dicts take item assignment (numpy "
+                f"raises too). Pass an array for `{param}`, or build a new array (`y = "
+                f"np.array({param})`, then write into `y`).",
+            )
     active = facts.active
     for stmt in assigns:
         op = facts.ops[stmt]

@@ -46,9 +46,14 @@ class _Expressions:
     a subclass, :class:`~.statements._Statements`)."""
 
     def __init__(
-        self, parsed: ParsedFunction, dicts: dict[tuple[int, int, int, int], tuple] | None = None
+        self,
+        parsed: ParsedFunction,
+        dicts: dict[tuple[int, int, int, int], tuple] | None = None,
+        entry: bool = False,
     ) -> None:
         self.parsed = parsed
+        self.entry = entry  # see Normalized.entry
+        self.copied: dict[str, ast.stmt] = {}  # see Normalized.copied
         self.env = parsed.env
         self.locator = parsed.locator
         self.namer = Namer(names_in(parsed.tree) | set(parsed.env))

@@ -63,6 +63,7 @@ from typing import Any
 from ...errors import UnsupportedSyntaxError
 from ..parse import ParsedFunction
 from ..transform.naming import Namer
+from .arguments import copy_written_parameters
 from .comprehensions import lower_comprehensions
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
@@ -86,6 +87,12 @@ class Normalized:
     #: generated code differentiated again: the ``check_in_place(x, 'x')`` it runs before
     #: a core statement, as (name, user's name) (see ``analyze.in_place``)
     checks: dict[ast.stmt, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    #: the function differentiated, not one it calls (its writes into its arguments go
+    #: into copies: ``normalize.arguments``)
+    entry: bool = False
+    #: the parameters written into, which the entry point copies first, with the user's
+    #: statement that first writes into each
+    copied: dict[str, ast.stmt] = dataclasses.field(default_factory=dict)
     #: the names loops iterate by position (``for k in X``: ``X``), with where the user's
     #: code names what they iterate (the key ``dicts`` takes; see ``with_dict_keys``)
     iterated: dict[str, tuple[int, int, int, int]] = dataclasses.field(default_factory=dict)
@@ -98,7 +105,7 @@ class Normalized:
         """The function lowered again, with the loops over the iterables at the places
         ``dicts`` names running over those dicts' keys (the analysis finds which values
         are dicts; see ``driver``)."""
-        norm = _Normalizer(self.parsed, dicts).run()
+        norm = _Normalizer(self.parsed, dicts, entry=self.entry).run()
         for keep, drop in self.splits:
             norm.split_aux(keep, drop)
         return norm
@@ -179,9 +186,10 @@ class Normalized:
         return " ".join(line.strip() for line in lines)
 
 
-def normalize(parsed: ParsedFunction) -> Normalized:
-    """Lower ``parsed`` into the core grammar."""
-    return _Normalizer(parsed).run()
+def normalize(parsed: ParsedFunction, entry: bool = False) -> Normalized:
+    """Lower ``parsed`` into the core grammar. ``entry``: the function differentiated,
+    not one it calls (see ``normalize.arguments``)."""
+    return _Normalizer(parsed, entry=entry).run()
 
 
 class _Normalizer(_Statements):
@@ -213,6 +221,8 @@ class _Normalizer(_Statements):
             dicts=self.dicts,
             updates=self.updates,
             checks=self.checks,
+            entry=self.entry,
+            copied=self.copied,
         )
 
     def lower_body(self, tree: ast.FunctionDef) -> ast.expr:
@@ -221,6 +231,9 @@ class _Normalizer(_Statements):
         body = tree.body
         if body and _is_docstring(body[0]):
             body = body[1:]
+        if self.entry:
+            params = [a.arg for a in tree.args.args]
+            body, self.copied = copy_written_parameters(body, params)
         body = lower_comprehensions(body, self.namer, self.env)
         lowered = lower_exits(_with_body(tree, body), self.namer)
         body = lowered.body
