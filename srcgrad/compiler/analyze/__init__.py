@@ -120,5 +120,6 @@ def _classify_all(facts: Facts, body: list[ast.stmt], env: dict[str, Any]) -> li
             facts.definitions.setdefault(stmt.target.id, []).append((stmt, depth))
             facts.loop_indices.add(stmt.target.id)
         else:
-            assert isinstance(stmt, (ast.If, ast.While, ast.Break, ast.Pass)), ast.dump(stmt)
+            # (and statements kept as they are: print(...), raise)
+            assert isinstance(stmt, (ast.If, ast.While, ast.Break, ast.Pass, ast.Expr, ast.Raise))
     return assigns

@@ -6,6 +6,7 @@ and ``for`` (over a range), ``xs.append(v)``; anything else is refused here."""
 from __future__ import annotations
 
 import ast
+import builtins
 
 from ..astwalk import copy_tree
 from .expressions import _UNSUPPORTED_EXPRS
@@ -21,8 +22,6 @@ _UNSUPPORTED_STMTS: dict[type, tuple[str, str]] = {
     ast.Delete: ("`del` statements", "leave the variable in place"),
     ast.FunctionDef: ("nested function definitions", "define the helper at module level"),
     ast.ClassDef: ("class definitions", "define the class at module level"),
-    ast.Raise: ("`raise` statements", "check inputs before calling the derivative"),
-    ast.Assert: ("`assert` statements", "check inputs before calling the derivative"),
     ast.Import: ("imports inside the function", "import at module level"),
     ast.ImportFrom: ("imports inside the function", "import at module level"),
 }
@@ -81,6 +80,12 @@ class _Statements(_Iteration):
             self.while_statement(stmt)
         elif isinstance(stmt, ast.Break):
             self.place(ast.Break())
+        elif isinstance(stmt, ast.Raise):
+            exc = self.renamed(stmt.exc) if stmt.exc is not None else None
+            cause = self.renamed(stmt.cause) if stmt.cause is not None else None
+            self.place(ast.Raise(exc=exc, cause=cause))
+        elif isinstance(stmt, ast.Assert):
+            self.assert_statement(stmt)
         elif isinstance(stmt, ast.Return):
             raise self.fail(stmt, "srcgrad supports `return` here only at the end of the function.")
         else:
@@ -117,6 +122,31 @@ class _Statements(_Iteration):
         if isinstance(left, ast.Name):
             self.updates[self.body[-1]] = left.id
 
+    def assert_statement(self, stmt: ast.Assert) -> None:
+        """``assert test, msg`` is kept, as ``if not test: raise AssertionError(msg)`` (the
+        message computed only where the test fails, as Python does)."""
+        failed = self.atom(ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=stmt.test), stmt))
+        error = ast.Name(id="AssertionError", ctx=ast.Load())
+        args = [self.renamed(stmt.msg)] if stmt.msg is not None else []
+        raise_ = ast.Raise(exc=ast.Call(func=error, args=args, keywords=[]), cause=None)
+        outer = self.user_stmt
+        body: list[ast.stmt] = []
+        with self.block(body):
+            self.place(raise_)
+        self.user_stmt = outer
+        self.place(ast.If(test=failed, body=body, orelse=[]))
+
+    def renamed(self, node: ast.expr) -> ast.expr:
+        """A copy of ``node``, kept as it is (nothing in it is differentiated: a message, an
+        exception), its variables read as they stand here."""
+        new = copy_tree(node)
+        for n in ast.walk(new):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                loaded = self.load(n.id, n)
+                if isinstance(loaded, ast.Name):
+                    n.id = loaded.id
+        return new
+
     def expression_statement(self, stmt: ast.Expr) -> None:
         """A statement that is an expression: ``xs.append(v)``, a docstring or a check
         of generated code; any other is refused."""
@@ -138,6 +168,14 @@ class _Statements(_Iteration):
             item = self.atom(call.args[0])
             method = ast.Attribute(value=xs, attr="append", ctx=ast.Load())
             self.place(ast.Expr(value=ast.Call(func=method, args=[item], keywords=[])))
+            return
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id not in self.current
+            and self.env.get(call.func.id) is builtins.print
+        ):  # print(...): kept where it stands, nothing in it differentiated
+            self.place(ast.Expr(value=self.renamed(call)))
             return
         if (
             isinstance(call, ast.Call)

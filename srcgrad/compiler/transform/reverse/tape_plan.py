@@ -77,6 +77,8 @@ def uses(stmt: ast.stmt) -> list[str]:
         return list(loads([stmt.iter]))
     if isinstance(stmt, (ast.Return, ast.Expr)):
         return list(loads([stmt.value]))
+    if isinstance(stmt, ast.Raise):
+        return list(loads([n for n in (stmt.exc, stmt.cause) if n is not None]))
     return []
 
 

@@ -1,0 +1,29 @@
+"""Functions with the statements ``test_kept_statements.py`` checks (``assert``, ``raise``,
+``print``), in a module of their own: pytest rewrites the ``assert`` statements of test
+modules, and srcgrad differentiates only source that is the code Python runs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def checked(x, n):
+    assert n > 0, f"n must be positive, got {n}"
+    y = np.sin(x) * n
+    if np.any(np.abs(y) > 100.0):
+        raise ValueError("too big")
+    return np.sum(y * x)
+
+
+def checked_in_a_loop(x):
+    total = 0.0
+    for k in range(3):
+        assert np.all(np.isfinite(x)), "x has a nan"
+        total = total + np.sum(np.tanh(x * k))
+    return total
+
+
+def prints(x):
+    y = np.exp(x) * 0.5
+    print("y:", np.round(y, 3))
+    return np.sum(y * y)

@@ -1,0 +1,56 @@
+"""Issue 18, item 4: statements people leave in numerical code are kept in the derivative
+as they are, never differentiated: ``assert`` (a check in the primal, its message
+computed only when it fails), ``raise`` (under a branch on the function's values), and
+``print``. Derivatives are compared with autograd running the same source."""
+
+from __future__ import annotations
+
+import autograd
+import numpy as np
+import pytest
+from autograd_oracle import autograd_twin
+from functions_kept import checked, checked_in_a_loop, prints
+
+import srcgrad
+
+X = np.array([0.3, -0.5, 1.2])
+MODES = ("reverse", "forward")
+
+
+@pytest.mark.parametrize(
+    "f, args", [(checked, (X, 2)), (checked_in_a_loop, (X,)), (prints, (X,))], ids=str
+)
+def test_kept_statements_leave_the_derivative_as_autograd_has_it(f, args):
+    twin = autograd_twin(f)
+    expected = autograd.grad(twin)(*args)
+    for mode in MODES:
+        np.testing.assert_allclose(srcgrad.grad(f, mode=mode)(*args), expected, rtol=1e-10)
+    hessian = autograd.hessian(twin)(*args)
+    np.testing.assert_allclose(srcgrad.hessian(f)(*args), hessian, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_failing_assert_raises_with_its_message(mode):
+    with pytest.raises(AssertionError, match="n must be positive, got -1"):
+        srcgrad.grad(checked, mode=mode)(X, -1)
+    with pytest.raises(AssertionError, match="n must be positive, got -1"):
+        srcgrad.hessian(checked)(X, -1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_raise_under_a_branch_raises(mode):
+    with pytest.raises(ValueError, match="too big"):
+        srcgrad.grad(checked, mode=mode)(X * 100.0, 200)
+
+
+def test_print_runs_once_per_primal_in_reverse_mode(capsys):
+    srcgrad.grad(prints)(X)
+    assert capsys.readouterr().out == f"y: {np.round(np.exp(X) * 0.5, 3)}\n"
+
+
+def test_kept_statements_in_the_generated_code():
+    derivative = srcgrad.grad(checked)
+    derivative(X, 2)
+    source = derivative.source
+    assert "raise AssertionError(f'n must be positive, got {n}')" in source, source
+    assert "raise ValueError('too big')" in source, source
