@@ -36,6 +36,7 @@ from .cache import (
 )
 from .compiler import driver
 from .compiler.analyze.dtypes import FLOAT, value_kind
+from .compiler.analyze.facts import is_function_value
 from .errors import SrcgradError
 from .origins import _in_user_code
 from .passes import _forward_grad
@@ -128,7 +129,11 @@ class Derivative:
         return self.kind
 
     def _target(
-        self, ranks: dict[str, int | None], backend: Backend, floats: frozenset[str] = frozenset()
+        self,
+        ranks: dict[str, int | None],
+        backend: Backend,
+        floats: frozenset[str] = frozenset(),
+        statics: tuple = (),
     ) -> Callable[..., Any]:
         """The Python function this derivative transforms: the user's, or for a
         derivative of a derivative, the inner one's code for these arguments."""
@@ -136,15 +141,19 @@ class Derivative:
             return self.__wrapped__
         # the inner code as numpy code (its calls are the ones the rules know), rebound to
         # the backend when this derivative's code is emitted, as the user's code is
-        return self._inner.as_function(ranks, NUMPY, floats)
+        return self._inner.as_function(ranks, NUMPY, floats, statics)
 
     def as_function(
-        self, ranks: dict[str, int | None], backend: Backend, floats: frozenset[str] = frozenset()
+        self,
+        ranks: dict[str, int | None],
+        backend: Backend,
+        floats: frozenset[str] = frozenset(),
+        statics: tuple = (),
     ) -> Callable[..., Any]:
         """One generated Python function computing this derivative for arguments of
-        these ranks (``floats``: the parameters whose arguments are floats), for
-        differentiating it again."""
-        derived = self._derived(ranks, backend, floats=floats)
+        these ranks (``floats``: the parameters whose arguments are floats; ``statics``:
+        those that are functions, with them), for differentiating it again."""
+        derived = self._derived(ranks, backend, floats=floats, statics=statics)
         if self.kind == self._generated_kind and self.kind in ("grad", "vjp", "jvp"):
             return derived.function
         # forward mode: the gradient with respect to a scalar is one jvp
@@ -167,17 +176,21 @@ class Derivative:
         backend: Backend,
         wide: tuple | None = None,
         floats: frozenset[str] = frozenset(),
+        statics: tuple = (),
     ) -> driver.Derived:
         """The generated code for arguments of these ranks (pytrees: their structures)
         and, in ``wide``, for each array argument, which of its axes are not of length 1;
-        ``floats``: the parameters whose arguments are floats (numbers or float arrays)."""
+        ``floats``: the parameters whose arguments are floats (numbers or float arrays);
+        ``statics``: (parameter, function) for the arguments that are functions (the code
+        calls their derivatives: it is made for those very functions)."""
         ranks_key = tuple(ranks.get(p) for p in self._params)
         floats = frozenset(floats) & set(self._params)
         wide = wide if self._inner is None and wide is not None else ()
-        target = self._target(ranks, backend, floats)
+        statics = tuple((p, v) for p, v in statics if p in self._params)
+        target = self._target(ranks, backend, floats, statics)
         wrt = self.wrt
         if self._inner is not None:
-            wrt, ranks, floats = self._renamed(target, ranks, floats)
+            wrt, ranks, floats, statics = self._renamed(target, ranks, floats, statics)
         floats_key = tuple(sorted(floats))
         key = (
             self._generated_kind,
@@ -187,20 +200,25 @@ class Derivative:
             wide,
             self.has_aux,
             floats_key,
+            statics,
         )
         entry = _current_entry(target)
         derived = entry.derived.get(key)
         if derived is None or not derived.is_current():
-            derived = self._generate(entry, target, wrt, ranks, backend, wide, floats)
+            derived = self._generate(entry, target, wrt, ranks, backend, wide, floats, statics)
             entry.derived[key] = derived
         self._last = derived
         return derived
 
     def _renamed(
-        self, target: Callable[..., Any], ranks: dict[str, Any], floats: frozenset[str]
-    ) -> tuple[list[str], dict[str, Any], frozenset[str]]:
-        """``wrt``, ``ranks`` and ``floats`` in the names of the inner derivative's code
-        ``target``."""
+        self,
+        target: Callable[..., Any],
+        ranks: dict[str, Any],
+        floats: frozenset[str],
+        statics: tuple = (),
+    ) -> tuple[list[str], dict[str, Any], frozenset[str], tuple]:
+        """``wrt``, ``ranks``, ``floats`` and ``statics`` in the names of the inner
+        derivative's code ``target``."""
         # the inner code names its parameters its own way (``out_bar`` for the
         # cotangent this signature calls ``dout``, ``x_dot_1``...): its parameters
         # are this derivative's, in order
@@ -213,7 +231,7 @@ class Derivative:
         wrt = [rename[w] for w in self.wrt]
         ranks = {rename[p]: r for p, r in ranks.items() if p in rename}
         floats = frozenset(rename[p] for p in floats)
-        return wrt, ranks, floats
+        return wrt, ranks, floats, tuple((rename[p], v) for p, v in statics)
 
     def _generate(
         self,
@@ -224,11 +242,12 @@ class Derivative:
         backend: Backend,
         wide: tuple,
         floats: frozenset[str] = frozenset(),
+        statics: tuple = (),
     ) -> driver.Derived:
         """Generate the code ``_derived`` looks for (and keeps in ``entry``); an error
         in the inner derivative's code is reported where the user wrote its line."""
         try:
-            return self._derive(entry, target, wrt, ranks, backend, wide, floats)
+            return self._derive(entry, target, wrt, ranks, backend, wide, floats, statics)
         except SrcgradError as exc:
             if self._inner is None:
                 raise
@@ -247,6 +266,7 @@ class Derivative:
         backend: Backend,
         wide: tuple,
         floats: frozenset[str],
+        statics: tuple = (),
     ) -> driver.Derived:
         """The code for these arguments, from ``target``'s normalized form in ``entry``
         (made on first use)."""
@@ -263,7 +283,14 @@ class Derivative:
                 entry.norm = driver.front(target)
             norm = entry.norm
         return driver.derive(
-            norm, self._generated_kind, wrt, ranks, backend, wide=dict(wide), floats=floats
+            norm,
+            self._generated_kind,
+            wrt,
+            ranks,
+            backend,
+            wide=dict(wide),
+            floats=floats,
+            statics=dict(statics),
         )
 
     @property
@@ -330,7 +357,8 @@ class Derivative:
         ranks = {p: _rank(v) for p, v in zip(self._params, values)}
         wide = tuple((p, w) for p, w in zip(self._params, map(_wide_axes, values)) if w)
         floats = frozenset(p for p, v in zip(self._params, values) if value_kind(v) == FLOAT)
-        derived = self._derived(ranks, backend, wide, floats)
+        statics = tuple((p, v) for p, v in zip(self._params, values) if is_function_value(v))
+        derived = self._derived(ranks, backend, wide, floats, statics)
         likes = None
         if quick is not None:  # with the entry it came from
             wrt_values = [values[i] for i in self._wrt_index]

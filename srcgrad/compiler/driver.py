@@ -128,17 +128,19 @@ class Program:
     def build(self) -> None:
         """Generate every requested callee derivative (requests may add more)."""
         while self.callees.queue:
-            func, kind, wrt, ranks, floats = self.callees.queue.pop(0)
+            func, kind, wrt, ranks, floats, statics = self.callees.queue.pop(0)
             if func not in self.fronts:
                 self.fronts[func] = front(func, entry=False)
                 renames = self.add_env(self.fronts[func].parsed.env, self.fronts[func])
                 self.reading[func] = _renamed(self.fronts[func], renames)
             norm = self.reading[func]
-            names = self.callees.names[(func, kind, wrt, ranks, floats)]
+            names = self.callees.names[(func, kind, wrt, ranks, floats, statics)]
             ranks_by_name = dict(zip([a.arg for a in norm.tree.args.args], ranks))
             _count("analyze")
             mode = "jvp" if kind == "jvp" else "vjp"
-            norm, facts = analyzed(norm, list(wrt), ranks_by_name, mode, floats=floats)
+            norm, facts = analyzed(
+                norm, list(wrt), ranks_by_name, mode, floats=floats, statics=dict(statics)
+            )
             builder = self.builder(norm, facts)
             _count("transform")
             if kind == "jvp":
@@ -168,6 +170,7 @@ def analyzed(
     mode: str,
     wide: dict[str, tuple[bool, ...]] | None = None,
     floats: frozenset[str] = frozenset(),
+    statics: dict[str, Any] | None = None,
 ) -> tuple[Normalized, Facts]:
     """Analyze ``norm``, lowered again where a loop iterates a dict: normalize reads
     what a loop iterates by position until the structures of the arguments (``ranks``:
@@ -182,7 +185,16 @@ def analyzed(
         if found != norm.dicts:
             _count("normalize")
             norm = norm.with_dict_keys(dict(found))
-        facts = analyze(norm, wrt, ranks, mode=mode, wide=wide or {}, check=False, floats=floats)
+        facts = analyze(
+            norm,
+            wrt,
+            ranks,
+            mode=mode,
+            wide=wide or {},
+            check=False,
+            floats=floats,
+            statics=statics,
+        )
         more = {
             where: keys
             for name, where in norm.iterated.items()
@@ -292,15 +304,17 @@ def derive(
     trace: dict[str, str] | None = None,
     wide: dict[str, tuple[bool, ...]] | None = None,
     floats: frozenset[str] = frozenset(),
+    statics: dict[str, Any] | None = None,
 ) -> Derived:
     """Analyze, transform, optimize and emit one derivative of ``norm``. ``wide``: for
     array parameters, which axes of their arguments are not of length 1 (shapes the
-    code may rely on); ``floats``: the parameters whose arguments are floats."""
+    code may rely on); ``floats``: the parameters whose arguments are floats;
+    ``statics``: the parameters whose arguments are functions, with those functions."""
     assert kind in KINDS, kind
     with _collector_paused():
         _count("analyze")
         mode = "jvp" if kind == "jvp" else "vjp"
-        norm, facts = analyzed(norm, wrt, ranks or {}, mode, wide or {}, floats)
+        norm, facts = analyzed(norm, wrt, ranks or {}, mode, wide or {}, floats, statics)
         if trace is not None:
             trace["analyze"] = _describe(facts)
         if kind not in ("vjp", "jvp"):

@@ -51,6 +51,7 @@ def analyze(
     wide: dict[str, tuple[bool, ...]] | None = None,
     check: bool = True,
     floats: frozenset[str] = frozenset(),
+    statics: dict[str, Any] | None = None,
 ) -> Facts:
     """Classify every statement, then compute sequences, shapes, activity and aliases.
     ``mode`` ("jvp" or "vjp"): the transform that follows, where a runtime helper has a
@@ -58,10 +59,17 @@ def analyze(
     array parameters, which axes of their arguments are not of length 1. ``check=False``:
     the facts alone, with no error for what could not be differentiated (for the alias
     analysis of a callee). ``floats``: the parameters whose arguments are floats (the
-    ``wrt`` ones are)."""
+    ``wrt`` ones are). ``statics``: the parameters whose arguments are functions, with
+    those functions (a call through one is a call of that function)."""
     env = norm.parsed.env
+    if statics:
+        env = {**env, **statics}
     facts = Facts(
-        mode=mode, params=list(norm.tree.args.args), floats=set(wrt) | set(floats), env=env
+        mode=mode,
+        params=list(norm.tree.args.args),
+        floats=set(wrt) | set(floats),
+        env=env,
+        statics=dict(statics or {}),
     )
     for name, value in env.items():
         facts.shapes[name] = _static_shape(name, value)

@@ -329,8 +329,9 @@ class _Flow:
         ):
             receiver = [func.value] if isinstance(func, ast.Attribute) else []
             return self.unknown([*receiver, *operands], new, state)
-        if is_static(func, self.env, self.local):
-            callee = resolve_static(func, self.env)
+        passed_in = isinstance(func, ast.Name) and func.id in self.facts.statics
+        if passed_in or is_static(func, self.env, self.local):
+            callee = self.facts.statics[func.id] if passed_in else resolve_static(func, self.env)
             module = getattr(callee, "__module__", None) or ""
             if isinstance(callee, np.ufunc) or _is_new_array(callee):
                 return self.made(new)
@@ -350,7 +351,8 @@ class _Flow:
             # anything not known to make a new array may return an argument, or what one
             # holds
             return self.unknown(operands, new, state)
-        assert isinstance(func, ast.Attribute)
+        if not isinstance(func, ast.Attribute):  # (a function passed in, not known here)
+            return self.unknown(operands, new, state)
         if func.attr in _NEW_FROM_METHODS:
             return self.made(new)
         if func.attr == "pop":  # an element of the list

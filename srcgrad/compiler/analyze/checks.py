@@ -91,6 +91,17 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
             "as a plain function without @srcgrad.primitive where srcgrad can read it: it "
             "differentiates such code as often as asked.",
         )
+    if isinstance(op.key, tuple) and op.key[0] == "passed":
+        return locator.error(
+            NoDerivativeError,
+            user,
+            f"`{op.key[1]}` is the argument `{op.key[1]}`, called here on a value srcgrad "
+            "differentiates: srcgrad calls the derivative of the function passed in, made "
+            "for that very function, where the argument is a Python function (`def` or "
+            "lambda), a builtin or a numpy ufunc; this one is another kind of object (a "
+            "functools.partial, an object with __call__, a number...). Pass a plain "
+            "function, or call the function by name.",
+        )
     # named as the user wrote it: a core statement's text would show srcgrad's temporaries
     qualname = getattr(callee, "__qualname__", None)
     module = getattr(callee, "__module__", None)

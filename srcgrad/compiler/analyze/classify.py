@@ -149,6 +149,8 @@ def _operation(target: ast.expr, rhs: ast.expr, env: dict[str, Any]) -> tuple:
         if _static_attr(rhs.func, env) or (isinstance(rhs.func, ast.Name) and rhs.func.id in env):
             callee = resolve_static(rhs.func, env)
             key, args, kws = callee, list(rhs.args), list(rhs.keywords)
+        elif isinstance(rhs.func, ast.Name):  # through a parameter given no function
+            key, args, kws = ("passed", rhs.func.id), list(rhs.args), list(rhs.keywords)
         else:
             assert isinstance(rhs.func, ast.Attribute)
             key = ("method", rhs.func.attr)

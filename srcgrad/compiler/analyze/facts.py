@@ -5,10 +5,13 @@ statements the transforms share (``is_setitem``, ``is_append``, ``popped``...)."
 from __future__ import annotations
 
 import ast
+import types
 import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ...rules import Context, Rule
 from ..parse import source_text
@@ -100,6 +103,8 @@ class Facts:
     aliases: Any = None
     #: the parameters whose arguments are floats (numbers or float arrays; ``wrt`` ones)
     floats: set[str] = field(default_factory=set)
+    #: the parameters whose arguments are functions, with those functions
+    statics: dict[str, Any] = field(default_factory=dict)
     #: the function's free names resolved (for :meth:`proven_floats`)
     env: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -275,3 +280,10 @@ def _static_attr(node: ast.expr, env: dict[str, Any]) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name) and node.id in env
+
+
+def is_function_value(value: Any) -> bool:
+    """Whether an argument is a function srcgrad may call through the parameter holding
+    it (a Python function, a builtin, a numpy ufunc): the derivative is made for that
+    very function, which is part of the cache key."""
+    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, np.ufunc))

@@ -263,6 +263,13 @@ class _Expressions:
         func = node.func
         if self.is_static(func):
             callee: ast.expr = _copy(func)
+        elif (
+            isinstance(func, ast.Name)
+            and func.id in self.parsed.params
+            and self.current.get(func.id) == func.id
+            and func.id not in self.mutable
+        ):  # a function passed in: the analysis resolves it from the argument
+            callee = ast.Name(id=func.id, ctx=ast.Load())
         elif isinstance(func, ast.Attribute):
             callee = ast.Attribute(value=self.atom(func.value), attr=func.attr, ctx=ast.Load())
         else:

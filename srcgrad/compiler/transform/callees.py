@@ -23,7 +23,7 @@ class Callees:
     def __init__(self, namer: Namer) -> None:
         self.namer = namer  # names at module level
         self.names: dict[tuple, tuple[str, ...]] = {}
-        self.queue: list[tuple[Any, str, tuple[str, ...], tuple, frozenset[str]]] = []
+        self.queue: list[tuple[Any, str, tuple[str, ...], tuple, frozenset[str], tuple]] = []
         #: the argument ranks each (function, kind, wrt) has been specialized to
         self.specialized: dict[tuple, list[tuple]] = {}
 
@@ -34,10 +34,12 @@ class Callees:
         wrt: tuple[str, ...],
         ranks: tuple,
         floats: frozenset[str] = frozenset(),
+        statics: tuple = (),
     ) -> tuple[str, ...]:
         """The names of ``func``'s derivative of ``kind`` (``"jvp"`` or ``"split"``) for
         arguments of these ``ranks`` (structures, for lists, tuples and dicts), the
-        parameters in ``floats`` given floats.
+        parameters in ``floats`` given floats, those in ``statics`` (pairs of a parameter
+        and a function) given those functions (the derivative calls theirs).
 
         A recursion may call a function with ever new argument structures (a walk down
         an expression tree of nested tuples, a list grown by one per call): after
@@ -48,12 +50,14 @@ class Callees:
         """
         ranks = tuple(_possible(r) for r in ranks)
         family = self.specialized.setdefault((func, kind, wrt), [])
-        if (func, kind, wrt, ranks, floats) not in self.names and len(family) >= SPECIALIZATIONS:
+        if (func, kind, wrt, ranks, floats, statics) not in self.names and len(
+            family
+        ) >= SPECIALIZATIONS:
             ranks = tuple(
                 r if all(seen[i] == r for seen in family) else None for i, r in enumerate(ranks)
             )
             floats = frozenset()  # (forgets that too: the requests end)
-        key = (func, kind, wrt, ranks, floats)
+        key = (func, kind, wrt, ranks, floats, statics)
         if key not in self.names:
             family.append(ranks)
             base = func.__name__

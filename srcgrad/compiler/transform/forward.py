@@ -27,7 +27,7 @@ from typing import Any
 
 from ...rules import instantiate
 from ..analyze.checks import check_mode
-from ..analyze.facts import TREE, Facts, makes_sequence
+from ..analyze.facts import TREE, Facts, is_function_value, makes_sequence
 from ..analyze.in_place import in_place_checks
 from ..astwalk import copy_tree
 from ..normalize.lower import Normalized
@@ -152,11 +152,29 @@ def call_signature(
     return tuple(p for p, _ in active), ranks, floats, [a for _, a in active]
 
 
+def call_statics(op, facts: Facts) -> tuple:
+    """For a call to a user function: (parameter, function) for each argument that is a
+    function (a name the code resolves statically, ``rk4(decay, ...)``, or a function
+    the caller itself was given): the callee's derivative is made for it."""
+    params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
+    own = {a.arg for a in facts.params} | set(facts.definitions)
+    out = []
+    for p, a in zip(params, op.call_args):
+        if not isinstance(a, ast.Name):
+            continue
+        if a.id in facts.statics:
+            out.append((p, facts.statics[a.id]))
+        elif a.id not in own and is_function_value(facts.env.get(a.id)):
+            out.append((p, facts.env[a.id]))
+    return tuple(out)
+
+
 def _call(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
     """``r = f(a, b)`` becomes ``r, r_dot = jvp_f(a, b, a_dot)``: the callee's own jvp."""
     op = facts.ops[stmt]
     wrt, ranks, floats, active = call_signature(op, facts)
-    (jvp_name,) = builder.callees.request(op.callee, "jvp", wrt, ranks, floats)
+    statics = call_statics(op, facts)
+    (jvp_name,) = builder.callees.request(op.callee, "jvp", wrt, ranks, floats, statics)
     args = [copy_tree(a) for a in op.call_args]
     args += [name(builder.tangent(a.id)) for a in active]
     targets = ast.Tuple(
