@@ -51,6 +51,16 @@ CASES = [
         ["projectile.png"],
     ),
     (
+        "ode_fit.py",
+        ["matplotlib"],
+        [
+            "check_grads: reverse mode, forward mode and finite differences agree",
+            "k1, k1_rec = logistic_fwd(y, params)",
+            "fitted r = ",
+        ],
+        ["ode_fit.png"],
+    ),
+    (
         "recursion.py",
         [],
         [
