@@ -65,6 +65,7 @@ from ..parse import ParsedFunction
 from ..transform.naming import Namer
 from .arguments import copy_written_parameters
 from .comprehensions import lower_comprehensions
+from .containers import lower_containers
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
 from .statements import _is_docstring, _Statements
@@ -234,6 +235,13 @@ class _Normalizer(_Statements):
         if self.entry:
             params = [a.arg for a in tree.args.args]
             body, self.copied = copy_written_parameters(body, params)
+        local = {a.arg for a in tree.args.args} | {
+            n.id
+            for s in body
+            for n in ast.walk(s)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        body = lower_containers(body, self.env, local)
         body = lower_comprehensions(body, self.namer, self.env)
         lowered = lower_exits(_with_body(tree, body), self.namer)
         body = lowered.body
