@@ -858,12 +858,12 @@ def call_of_item(x):
     return fs[0](x * 2.0)
 
 
-def keyword_only(x, *, a=1.0):
-    return x * a
+def star_args(x, *rest):
+    return x * len(rest)
 
 
-def calls_keyword_only(x):
-    return np.sum(keyword_only(x * 2.0, a=2.0))
+def calls_star_args(x):
+    return np.sum(star_args(x * 2.0, 2.0))
 
 
 def unknown_keyword(x):
@@ -885,7 +885,7 @@ async def coroutine(x):
         ("called_object", srcgrad.NoDerivativeError, "the Callable object `CALL`"),
         ("call_of_call", srcgrad.UnsupportedSyntaxError, "not `np.vectorize(np.sin)`"),
         ("call_of_item", srcgrad.UnsupportedSyntaxError, "not `fs[0]`"),
-        ("calls_keyword_only", srcgrad.NoDerivativeError, "keyword-only"),
+        ("calls_star_args", srcgrad.NoDerivativeError, "*args or **kwargs"),
         ("unknown_keyword", srcgrad.NoDerivativeError, "no keyword 'where'"),
         ("coroutine", srcgrad.UnsupportedSyntaxError, "coroutine functions (`async def`)"),
     ],

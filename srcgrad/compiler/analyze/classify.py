@@ -33,11 +33,15 @@ def _call_arguments(
 ) -> tuple[list[ast.expr] | None, str | None]:
     """Every parameter's argument for a call to ``func``, defaults filled in."""
     signature = inspect.signature(func, follow_wrapped=False)
-    simple = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if any(p.kind not in simple for p in signature.parameters.values()):
+    named = (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
+    if any(p.kind not in named for p in signature.parameters.values()):
         return None, (
-            f"srcgrad differentiates calls to {func.__qualname__!r} only if it has plain "
-            "positional parameters (no *args, **kwargs or keyword-only ones)"
+            f"srcgrad differentiates calls to {func.__qualname__!r} only if it has named "
+            "parameters (no *args or **kwargs)"
         )
     try:
         bound = signature.bind(*args, **{k.arg: k.value for k in kws})

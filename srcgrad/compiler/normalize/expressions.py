@@ -57,7 +57,7 @@ class _Expressions:
         self.env = parsed.env
         self.locator = parsed.locator
         self.namer = Namer(names_in(parsed.tree) | set(parsed.env))
-        self.local = {a.arg for a in parsed.tree.args.args}
+        self.local = set(parsed.params)
         self.current: dict[str, str] = {p: p for p in parsed.params}  # user name -> version
         self.body: list[ast.stmt] = []
         self.origin: dict[ast.stmt, ast.stmt] = {}

@@ -200,12 +200,11 @@ class _Normalizer(_Statements):
     def run(self) -> Normalized:
         tree = self.parsed.tree
         args = tree.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        if args.vararg or args.kwarg:
             raise self.fail(
                 tree,
-                "srcgrad differentiates functions with plain positional parameters; "
-                "*args, **kwargs, keyword-only and positional-only parameters are not "
-                "supported yet.",
+                "srcgrad differentiates functions with named parameters (positional, "
+                "keyword-only, positional-only); *args and **kwargs are not supported yet.",
             )
         returned = self.lower_body(tree)
         ret = ast.Return(value=returned)
@@ -233,7 +232,7 @@ class _Normalizer(_Statements):
         if body and _is_docstring(body[0]):
             body = body[1:]
         if self.entry:
-            params = [a.arg for a in tree.args.args]
+            params = self.parsed.params
             body, self.copied = copy_written_parameters(body, params)
         local = {a.arg for a in tree.args.args} | {
             n.id
@@ -319,12 +318,12 @@ def _core_function(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionD
         name=tree.name,
         args=ast.arguments(
             posonlyargs=[],
-            args=[ast.arg(arg=a.arg) for a in args.args],
+            args=[ast.arg(arg=a.arg) for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)],
             vararg=None,
             kwonlyargs=[],
             kw_defaults=[],
             kwarg=None,
-            defaults=list(args.defaults),
+            defaults=[] if args.kwonlyargs else list(args.defaults),
         ),
         body=body,
         decorator_list=[],

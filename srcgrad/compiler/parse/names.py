@@ -88,7 +88,8 @@ class ParsedFunction:
 
     @property
     def params(self) -> list[str]:
-        return [a.arg for a in self.tree.args.args]
+        args = self.tree.args  # (keyword-only ones last, as the signature has them)
+        return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
 
 
 #: what ``env`` holds for a function held weakly (or freed): never any name's object
