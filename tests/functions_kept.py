@@ -27,3 +27,18 @@ def prints(x):
     y = np.exp(x) * 0.5
     print("y:", np.round(y, 3))
     return np.sum(y * y)
+
+
+def imports_inside(x):
+    from math import pi
+
+    import numpy as np
+    from scipy import special
+
+    return np.sum(special.expit(x) * pi)
+
+
+def import_in_a_branch(x):
+    if x[0] > 0:
+        import math  # noqa: F401
+    return x[0] * 2.0

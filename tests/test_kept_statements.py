@@ -9,7 +9,13 @@ import autograd
 import numpy as np
 import pytest
 from autograd_oracle import autograd_twin
-from functions_kept import checked, checked_in_a_loop, prints
+from functions_kept import (
+    checked,
+    checked_in_a_loop,
+    import_in_a_branch,
+    imports_inside,
+    prints,
+)
 
 import srcgrad
 
@@ -18,7 +24,9 @@ MODES = ("reverse", "forward")
 
 
 @pytest.mark.parametrize(
-    "f, args", [(checked, (X, 2)), (checked_in_a_loop, (X,)), (prints, (X,))], ids=str
+    "f, args",
+    [(checked, (X, 2)), (checked_in_a_loop, (X,)), (prints, (X,)), (imports_inside, (X,))],
+    ids=str,
 )
 def test_kept_statements_leave_the_derivative_as_autograd_has_it(f, args):
     twin = autograd_twin(f)
@@ -54,3 +62,15 @@ def test_kept_statements_in_the_generated_code():
     source = derivative.source
     assert "raise AssertionError(f'n must be positive, got {n}')" in source, source
     assert "raise ValueError('too big')" in source, source
+
+
+def test_imports_inside_the_function_bind_for_the_whole_function():
+    derivative = srcgrad.grad(imports_inside)
+    derivative(X)
+    assert "import numpy as np" in derivative.source
+
+
+def test_an_import_under_a_branch_is_refused():
+    for mode in MODES:
+        with pytest.raises(srcgrad.UnsupportedSyntaxError, match="only at its top level"):
+            srcgrad.grad(import_in_a_branch, mode=mode)(X)

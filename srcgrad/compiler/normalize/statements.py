@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib
+import sys
 
 from ..astwalk import copy_tree
 from .expressions import _UNSUPPORTED_EXPRS
@@ -22,13 +24,17 @@ _UNSUPPORTED_STMTS: dict[type, tuple[str, str]] = {
     ast.Delete: ("`del` statements", "leave the variable in place"),
     ast.FunctionDef: ("nested function definitions", "define the helper at module level"),
     ast.ClassDef: ("class definitions", "define the class at module level"),
-    ast.Import: ("imports inside the function", "import at module level"),
-    ast.ImportFrom: ("imports inside the function", "import at module level"),
 }
 if hasattr(ast, "TryStar"):
     _UNSUPPORTED_STMTS[ast.TryStar] = _UNSUPPORTED_STMTS[ast.Try]
 if hasattr(ast, "Match"):
     _UNSUPPORTED_STMTS[ast.Match] = ("`match` statements", "use numpy operations instead")
+
+
+_NOT_AT_TOP = (
+    "srcgrad supports imports inside the function only at its top level (not inside an "
+    "`if`, a loop or a `with`); move the import to the start of the function, or to the module."
+)
 
 
 class _Statements(_Iteration):
@@ -86,6 +92,8 @@ class _Statements(_Iteration):
             self.place(ast.Raise(exc=exc, cause=cause))
         elif isinstance(stmt, ast.Assert):
             self.assert_statement(stmt)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self.import_statement(stmt)
         elif isinstance(stmt, ast.Return):
             raise self.fail(stmt, "srcgrad supports `return` here only at the end of the function.")
         else:
@@ -135,6 +143,44 @@ class _Statements(_Iteration):
             self.place(raise_)
         self.user_stmt = outer
         self.place(ast.If(test=failed, body=body, orelse=[]))
+
+    def import_statement(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        """``import numpy as np`` (or ``from scipy import special``) inside the function:
+        the name is bound to the module (or its attribute) for the whole function, as a
+        module-level import would bind it (the import runs now, as the function's first
+        call would run it)."""
+        if stmt not in self.parsed.tree.body:
+            raise self.fail(stmt, _NOT_AT_TOP)
+        if isinstance(stmt, ast.ImportFrom) and (stmt.level or stmt.module is None):
+            raise self.fail(
+                stmt,
+                "relative imports inside the function are not supported; import at module level.",
+            )
+        for alias in stmt.names:
+            if alias.name == "*":
+                raise self.fail(
+                    stmt, "`import *` inside a function is not Python; import names one by one."
+                )
+            try:
+                if isinstance(stmt, ast.Import):
+                    module = importlib.import_module(alias.name)
+                    name = alias.asname or alias.name.split(".")[0]
+                    value = module if alias.asname else sys.modules[name]
+                else:
+                    name = alias.asname or alias.name
+                    parent = importlib.import_module(stmt.module)
+                    if hasattr(parent, alias.name):
+                        value = getattr(parent, alias.name)
+                    else:
+                        value = importlib.import_module(f"{stmt.module}.{alias.name}")
+            except ImportError as exc:
+                raise self.fail(stmt, f"the import fails: {exc}") from None
+            if name in self.current or name in self.mutable:
+                raise self.fail(
+                    stmt,
+                    f"`{name}` is also a variable of the function; import it under another name.",
+                )
+            self.env[name] = value
 
     def renamed(self, node: ast.expr) -> ast.expr:
         """A copy of ``node``, kept as it is (nothing in it is differentiated: a message, an

@@ -168,7 +168,7 @@ UNBOUND = object()
 
 
 def _local_names(tree: ast.FunctionDef) -> set[str]:
-    local = {a.arg for a in tree.args.args + tree.args.kwonlyargs}
+    local = {a.arg for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
     for extra in (tree.args.vararg, tree.args.kwarg):
         if extra is not None:
             local.add(extra.arg)
@@ -181,6 +181,8 @@ def _local_names(tree: ast.FunctionDef) -> set[str]:
             local.add(node.arg)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             local.add(node.name)
+        elif isinstance(node, ast.alias):  # import numpy as np, inside the function
+            local.add(node.asname or node.name.split(".")[0])
     return local
 
 
