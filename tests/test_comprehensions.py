@@ -1,5 +1,6 @@
-"""Issue 18, item 2: list comprehensions, and generator expressions given to ``sum`` and
-``list``, lowered to the loops they mean (``normalize/comprehensions.py``).
+"""Issue 18, items 2 and 5: list comprehensions, generator expressions given to ``sum``
+and ``list``, and assignment expressions (``:=``), lowered to the loops they mean
+(``normalize/comprehensions.py``).
 
 Every function is checked against autograd running the same source (the oracle that did
 not come from srcgrad), in both modes, and its Hessian (forward over reverse) against
@@ -70,7 +71,26 @@ def comprehension_reads_its_target(x):
     return sum(ys)
 
 
+def walrus_in_a_test(x):
+    if (s := np.sum(x * x)) > 1.0:
+        return s * 2.0
+    return np.sqrt(s)
+
+
+def walrus_in_an_expression(x):
+    total = (a := x[0] * 3.0) + a * x[1]
+    return total * np.sin(a)
+
+
+def walrus_in_a_comprehension(x):
+    ys = [y := np.sin(v) for v in x]  # (y is the function's: the last element)
+    return sum(ys) * y
+
+
 FUNCTIONS = [
+    walrus_in_a_test,
+    walrus_in_an_expression,
+    walrus_in_a_comprehension,
     filtered_terms,
     generator_with_enumerate,
     stacked_rows,
@@ -83,7 +103,7 @@ FUNCTIONS = [
     comprehension_reads_its_target,
 ]
 #: second order refused with a clear error (see test_higher_order.SECOND_ORDER_REFUSED)
-SECOND_ORDER_REFUSED = {list_of_lists, comprehension_in_a_loop}
+SECOND_ORDER_REFUSED = {list_of_lists, comprehension_in_a_loop, walrus_in_a_comprehension}
 
 
 @pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)

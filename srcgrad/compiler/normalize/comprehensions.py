@@ -1,9 +1,11 @@
-"""Part of normalize: list comprehensions become the loops they mean.
+"""Part of normalize: list comprehensions become the loops they mean (and ``:=`` an
+assignment of its own).
 
 In:  the statements of a user function (plain Python AST) and a
 :class:`~srcgrad.compiler.transform.naming.Namer`.
 Out: the same statements, where a list comprehension in a statement that evaluates it
-once (an assignment, an expression statement, a ``return``, a ``for``'s iterable) is
+once (an assignment, an expression statement, a ``return``, a ``for``'s iterable, an
+``if``'s test) is
 built by a loop of ``append``s just before the statement, and a generator expression
 given to the builtin ``sum`` or ``list`` is built the same way (those take any
 iterable, so a list means the same). The loop variables get names of their own: a
@@ -14,9 +16,11 @@ comprehension's variables are its own in Python 3, never the function's::
                                            ==>           if v_1 > 0:
                                                              terms.append(np.sin(v_1) * w)
 
-Left as they are (and refused later, with what to write instead): a comprehension
+An assignment expression ``(y := v)`` in the same places becomes ``y = v`` just before
+the statement (a walrus inside a comprehension binds in the function, as Python's
+does). Left as they are (and refused later, with what to write instead): either one
 evaluated only on some paths (in a conditional expression, after ``and``/``or``, in a
-lambda, in an ``if`` or ``while`` test), set and dict comprehensions, and generator
+lambda, in a ``while`` test), set and dict comprehensions, and generator
 expressions anywhere else (``np.stack`` refuses generators, ``np.array`` makes an
 object array of one: numpy does not read them as lists).
 """
@@ -42,7 +46,8 @@ _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 def lower_comprehensions(body: list[ast.stmt], namer: Namer, env: dict[str, Any]) -> list[ast.stmt]:
     """``body`` with its comprehensions lowered (see the module's docstring); the user's
     statements are left as they are (a statement holding one is copied first)."""
-    if not any(isinstance(n, (ast.ListComp, ast.GeneratorExp)) for s in body for n in ast.walk(s)):
+    kinds = (ast.ListComp, ast.GeneratorExp, ast.NamedExpr)
+    if not any(isinstance(n, kinds) for s in body for n in ast.walk(s)):
         return body
     return _Lowering(namer, env).block(copy_tree(body))
 
@@ -59,12 +64,12 @@ class _Lowering:
         return out
 
     def statement(self, stmt: ast.stmt) -> list[ast.stmt]:
-        if isinstance(stmt, (ast.If, ast.While)):
+        if isinstance(stmt, ast.While):
             stmt.body = self.block(stmt.body)
             stmt.orelse = self.block(stmt.orelse)
             return [stmt]
-        if isinstance(stmt, ast.For):
-            before = self.hoist(stmt, "iter")
+        if isinstance(stmt, (ast.For, ast.If)):  # (the iterable, the test: evaluated once)
+            before = self.hoist(stmt, "iter" if isinstance(stmt, ast.For) else "test")
             stmt.body = self.block(stmt.body)
             stmt.orelse = self.block(stmt.orelse)
             return [*before, stmt]
@@ -87,11 +92,21 @@ class _Lowering:
         if not isinstance(value, ast.expr):
             return []
         owner = owner if owner is not None else node
+        if isinstance(value, ast.NamedExpr) and isinstance(value.target, ast.Name):
+            # (y := v): y = v just before, then y (v's own comprehensions first)
+            holder = _Holder(value.value)
+            before = self.hoist(holder, "value", owner)
+            target = ast.Name(id=value.target.id, ctx=ast.Store())
+            assign = ast.copy_location(ast.Assign(targets=[target], value=holder.value), owner)
+            setattr(
+                node, field, ast.copy_location(ast.Name(id=value.target.id, ctx=ast.Load()), value)
+            )
+            return [*before, assign]
         if self.lowerable(value):
             name = self.namer.fresh("items")
             setattr(node, field, ast.copy_location(ast.Name(id=name, ctx=ast.Load()), value))
             return self.build(value, name, owner)
-        if isinstance(value, (*_CONDITIONAL, ast.ListComp, ast.GeneratorExp)):
+        if isinstance(value, (*_CONDITIONAL, ast.ListComp, ast.GeneratorExp, ast.NamedExpr)):
             return []  # (evaluated on some paths only; or left for the refusal)
         out: list[ast.stmt] = []
         for child_field, child in ast.iter_fields(value):
