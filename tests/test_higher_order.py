@@ -44,7 +44,7 @@ def fd_hvp(func, args, k, v, eps=1e-5):
 #: adjoint of a list of lists pops a row out of the adjoint list and then pops from the
 #: row, which the alias analysis of the generated code cannot tell from changing a row
 #: the outer list still holds (it would be, were one row in it twice)
-SECOND_ORDER_REFUSED = {"nested_lists_to_array": "shares that memory"}
+SECOND_ORDER_REFUSED = {"nested_lists_to_array": "holds that list"}
 
 
 @pytest.mark.parametrize("func, args, k", list(_cases()))

@@ -31,6 +31,12 @@ from .facts import Facts, is_append, is_setitem, popped, resolve_static
 _CONVERTERS = (np.asarray, np.asanyarray, np.ascontiguousarray)
 
 
+#: runtime helpers whose result is a new list of pieces of their first argument (views
+#: of it, or the argument itself): the list is new, its elements may share the argument's
+#: memory (popping from the list changes no array)
+_PIECES = frozenset({"spread", "unstack", "unstack_like", "split_like"})
+
+
 class _Flow:
     """The places each name may refer to, forward through the function (a join of the
     branches at each merge; loops to a fixed point; what lists hold, to a fixed point
@@ -342,6 +348,10 @@ class _Flow:
             if getattr(callee, "__name__", None) in _PLAIN_BUILTINS and _is_builtin(callee):
                 return frozenset()
             helper = getattr(callee, "__srcgrad_helper__", None)
+            if helper in _PIECES:  # a new list of pieces of its first argument (or it)
+                self.made(new)
+                self.hold(frozenset({new}), self.reach(self.of(rhs.args[0], state)))
+                return frozenset({new})
             if helper is not None:  # generated code differentiated again
                 shared = _HELPER_RESULTS.get(helper, range(len(rhs.args)))
                 return self.unknown([rhs.args[i] for i in shared if i < len(rhs.args)], new, state)
