@@ -80,13 +80,16 @@ class Jacobian:
         inner = self._inner
         values = inner._bind(args, kwargs)
         check_arguments(values, inner._params, inner.__name__)
-        for w in inner.wrt:
-            if pytree.is_node(values[inner._params.index(w)]):
-                raise TypeError(
-                    f"jacobian and hessian take arrays and floats as wrt arguments; {w!r} is a "
-                    f"{type(values[inner._params.index(w)]).__name__}. Use srcgrad.vjp, jvp or "
-                    "hvp, which take pytrees, or pass its leaves as separate arguments"
-                )
+        trees = [w for w in inner.wrt if pytree.is_node(values[inner._params.index(w)])]
+        if trees and self.mode == "forward":
+            return self._tree_columns(values)
+        if trees:
+            raise TypeError(
+                f"jacobian in reverse mode takes arrays and floats as wrt arguments; "
+                f"{trees[0]!r} is a {type(values[inner._params.index(trees[0])]).__name__}. "
+                "Pass mode='forward' (hessian takes pytrees), or use srcgrad.vjp, jvp or "
+                "hvp, which take pytrees"
+            )
         if self.mode == "reverse":
             rows = self._rows(values)
             return tuple(rows) if inner._wrt_tuple else rows[0]
@@ -186,6 +189,79 @@ class Jacobian:
                 ]
             result.append([_like_jacobian(j, o, v) for j, o in zip(jacs, _parts(out))])
         return result, type(out) is tuple
+
+    def _tree_columns(self, values: list[Any]) -> Any:
+        """Forward mode where a ``wrt`` argument is a pytree (a dict of parameters): one
+        jvp per element of each of its leaves; the result has the output's structure, and
+        for each output leaf the argument's structure of blocks ``out_leaf.shape +
+        in_leaf.shape`` (a tuple of those, one per argument, for a tuple ``wrt``), as
+        ``jax.jacfwd`` and ``jax.hessian`` give."""
+        inner = self._inner
+        wrt_values = [values[inner._params.index(w)] for w in inner.wrt]
+        zeros = [_zero_tangent(v) for v in wrt_values]
+        count = sum(math.prod(np.shape(leaf)) for v in wrt_values for leaf in pytree.leaves(v))
+        passes = _Passes(inner, "jacobian(..., mode='forward')", values, count, "input element")
+        out: Any = None
+        per_argument = []  # [k][input leaf][output leaf]: a block
+        for k, v in enumerate(wrt_values):
+            per_leaf = []
+            for li, leaf in enumerate(pytree.leaves(v)):
+                xp = _module_of(leaf) if _is_array(leaf) else np
+                blocks: list[Any] | None = None
+                for index in np.ndindex(np.shape(leaf)):
+                    if np.ndim(leaf):
+                        basis: Any = xp.zeros_like(leaf)
+                        basis[index] = 1
+                    else:
+                        basis = type(leaf)(1.0) if isinstance(leaf, (float, np.generic)) else 1.0
+                    tangents = list(zeros)
+                    tangents[k] = _with_leaf(zeros[k], li, basis)
+                    value, column = inner(*values, *tangents)
+                    if self._tangent_output:
+                        value, column = value[1], column[1]
+                    passes.check(value)
+                    out = value if out is None else out
+                    if blocks is None:
+                        blocks = [
+                            xp.zeros(np.shape(o) + np.shape(leaf), dtype=_float_dtype(o, leaf))
+                            for o in pytree.leaves(out)
+                        ]
+                    for block, part in zip(blocks, pytree.leaves(column)):
+                        block[(Ellipsis, *index)] = part
+                if blocks is None:  # a leaf of no elements
+                    out = out if out is not None else self._tree_output(values)
+                    blocks = [
+                        xp.zeros(np.shape(o) + np.shape(leaf), dtype=_float_dtype(o, leaf))
+                        for o in pytree.leaves(out)
+                    ]
+                per_leaf.append(
+                    [_like_jacobian(b, o, leaf) for b, o in zip(blocks, pytree.leaves(out))]
+                )
+            per_argument.append(per_leaf)
+        per_out = []
+        for oi in range(len(pytree.leaves(out))):
+            by_argument = [
+                _with_leaves(v, [per_leaf[oi] for per_leaf in per_argument[k]])
+                for k, v in enumerate(wrt_values)
+            ]
+            per_out.append(tuple(by_argument) if inner._wrt_tuple else by_argument[0])
+        return _with_leaves(out, per_out)
+
+    def _tree_output(self, values: list[Any]) -> Any:
+        out = self.__wrapped__(*_copied(values))
+        return out[1] if self._tangent_output else out
+
+
+def _with_leaf(tree: Any, position: int, value: Any) -> Any:
+    """``tree`` with its leaf at ``position`` (in leaf order) replaced by ``value``."""
+    count = iter(range(len(pytree.leaves(tree))))
+    return pytree.map_leaves(lambda leaf: value if next(count) == position else leaf, tree)
+
+
+def _with_leaves(tree: Any, new: list[Any]) -> Any:
+    """``tree``'s structure with ``new`` for its leaves, in leaf order."""
+    items = iter(new)
+    return pytree.map_leaves(lambda _: next(items), tree)
 
 
 def _parts(out: Any, like: Any = None) -> tuple:

@@ -196,7 +196,7 @@ def test_generated_code_reads_the_pytree_as_the_user_wrote_it():
     assert "layers_bar" in d.source
 
 
-def test_hvp_takes_pytrees_and_jacobian_says_it_does_not():
+def test_hvp_takes_pytrees_and_reverse_mode_jacobian_says_it_does_not():
     params = {"W": np.array([[0.3, -0.2], [0.1, 0.4]])}
     x = np.array([[1.0, 0.5], [-0.5, 2.0]])
     v = {"W": np.array([[1.0, 0.0], [0.5, -1.0]])}
@@ -207,8 +207,8 @@ def test_hvp_takes_pytrees_and_jacobian_says_it_does_not():
 
     expected = srcgrad.hvp(flat_loss)(params["W"], x, v["W"])
     np.testing.assert_allclose(product["W"], expected)
-    with pytest.raises(TypeError, match="jacobian and hessian take arrays"):
-        srcgrad.hessian(loss_and_logits_first)(params, x)
+    with pytest.raises(TypeError, match="jacobian in reverse mode takes arrays"):
+        srcgrad.jacobian(loss_and_logits_first)(params, x)
 
 
 def loss_and_logits_first(params, x):
@@ -284,3 +284,50 @@ def test_leaves_with_no_axis_of_length_one_need_no_unbroadcast(sizes):
     for g, w in zip(flat(got), flat_gradient(layers, x)):
         np.testing.assert_allclose(g, w, rtol=1e-10)
     assert ("matmul_shape(" not in grad.source) == (1 not in sizes)
+
+
+def gp_like(params, x):
+    k = params["amplitude"] * np.exp(-((x[:, None] - x[None, :]) ** 2) * params["scales"][0])
+    return np.sum(np.tanh(k)) + params["scales"][1] * params["amplitude"] ** 2
+
+
+GP_PARAMS = {"amplitude": 0.7, "scales": np.array([0.5, 1.5])}
+GP_X = np.array([0.1, 0.4, -0.3])
+
+
+def _gradient_differences(f, params, x, key, index, eps=1e-6):
+    """Central differences of srcgrad's gradient (a dict) in one parameter element."""
+    moved = []
+    for sign in (1.0, -1.0):
+        p = {k: np.array(v, dtype=float) for k, v in params.items()}
+        if np.ndim(params[key]):
+            p[key][index] += sign * eps
+        else:
+            p[key] = params[key] + sign * eps
+        moved.append(srcgrad.grad(f)(p, x))
+    return {k: (np.asarray(moved[0][k]) - np.asarray(moved[1][k])) / (2 * eps) for k in params}
+
+
+def test_hessian_of_a_dict_of_parameters_has_jaxs_structure():
+    """``hessian(f)(params, x)`` with a dict ``params``: ``H[a][b]`` is the derivative of
+    the gradient's ``a`` entry with respect to ``params[b]``, of shape ``a.shape +
+    b.shape`` (as ``jax.hessian`` gives); checked against differences of the gradient."""
+    H = srcgrad.hessian(gp_like)(GP_PARAMS, GP_X)
+    assert list(H) == ["amplitude", "scales"]
+    assert all(list(H[a]) == ["amplitude", "scales"] for a in H)
+    assert np.shape(H["scales"]["scales"]) == (2, 2) and np.shape(H["amplitude"]["scales"]) == (2,)
+    for key, value in GP_PARAMS.items():
+        for index in np.ndindex(np.shape(value)):
+            column = _gradient_differences(gp_like, GP_PARAMS, GP_X, key, index)
+            for out_key in GP_PARAMS:
+                block = np.asarray(H[out_key][key])
+                got = block[(Ellipsis, *index)] if np.ndim(value) else block
+                np.testing.assert_allclose(got, column[out_key], rtol=1e-5, atol=1e-7)
+
+
+def test_hessian_of_a_dict_and_an_array_is_blocks_of_both():
+    H = srcgrad.hessian(gp_like, wrt=(0, 1))(GP_PARAMS, GP_X)
+    assert isinstance(H, tuple) and isinstance(H[0], dict) and isinstance(H[1], tuple)
+    assert np.shape(H[0]["scales"][1]) == (2, 3)  # d grad_scales / d x
+    assert np.shape(H[1][0]["scales"]) == (3, 2)  # d grad_x / d scales
+    np.testing.assert_allclose(H[0]["scales"][1], np.moveaxis(H[1][0]["scales"], 0, -1))
