@@ -73,6 +73,8 @@ def _qualified(key: Any) -> list[str]:
         qualified = f"numpy.linalg.{name}"
     elif module.startswith("scipy.special"):
         qualified = f"scipy.special.{name}"
+    elif module.startswith("scipy.stats") and inspect.ismethod(key):  # norm.cdf
+        qualified = f"scipy.stats.{getattr(key.__self__, 'name', '?')}.{name}"
     elif module.startswith("srcgrad"):
         qualified = f"srcgrad.{name}"
     elif module in ("math", "builtins"):

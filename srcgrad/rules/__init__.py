@@ -249,5 +249,6 @@ from . import (  # noqa: E402,F401
     reductions,
     runtime_rules,
     scipy_special,
+    scipy_stats,
     shapes,
 )

@@ -18,6 +18,11 @@ argument (``g`` the incoming tangent or adjoint, ``ans`` the result)::
     digamma(x)       g * trigamma(x)                (trigamma = polygamma(1, .))
     polygamma(n, x)  g * polygamma(n + 1, x)        (n is not differentiated)
     xlogy(x, y)      g * log(y);  g * xdivy(x, y)   (xdivy: x / y, 0 where x == 0)
+    ndtr(x)          g * exp(-x * x / 2) / sqrt(2 pi)   (the normal cdf)
+    log_ndtr(x)      g * exp(-x * x / 2 - ans) / sqrt(2 pi)  (stable where ndtr is 0)
+    ndtri(p)         g * sqrt(2 pi) * exp(ans * ans / 2)
+    erfinv(x)        g * sqrt(pi) / 2 * exp(ans * ans)   (erfcinv: its negative)
+    betaln(a, b)     g * (digamma(a) - digamma(a + b)); the same in b
     logsumexp(a, b)  a: g * b * exp(a - ans), the (weighted) softmax of a, stable
                      b: g * exp(a - ans)
     softmax(x)       ans * (g - sum(g * ans, axis, keepdims=True))   (both modes)
@@ -186,6 +191,19 @@ def _register() -> None:
     _elementwise(sp.digamma, ("x",), {"x": "g * trigamma(x)"})  # also sp.psi: one object
     _elementwise(sp.polygamma, ("n", "x"), {"x": _polygamma_derivative})
     _elementwise(sp.xlogy, ("x", "y"), {"x": "g * np.log(y)", "y": "g * xdivy(x, y)"})
+    # the normal distribution's cdf and its inverse, as statistics code calls them
+    _elementwise(sp.ndtr, ("x",), {"x": "g * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)"})
+    _elementwise(
+        sp.log_ndtr, ("x",), {"x": "g * np.exp(-0.5 * x * x - ans) / math.sqrt(2 * math.pi)"}
+    )
+    _elementwise(sp.ndtri, ("x",), {"x": "g * math.sqrt(2 * math.pi) * np.exp(0.5 * ans * ans)"})
+    _elementwise(sp.erfinv, ("x",), {"x": "g * (math.sqrt(math.pi) / 2) * np.exp(ans * ans)"})
+    _elementwise(sp.erfcinv, ("x",), {"x": "-g * (math.sqrt(math.pi) / 2) * np.exp(ans * ans)"})
+    _elementwise(
+        sp.betaln,
+        ("a", "b"),
+        {"a": "g * (digamma(a) - digamma(a + b))", "b": "g * (digamma(b) - digamma(a + b))"},
+    )
     register(
         sp.logsumexp,
         Rule(
