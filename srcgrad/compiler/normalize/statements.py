@@ -130,6 +130,19 @@ class _Statements(_Iteration):
         if isinstance(left, ast.Name):
             self.updates[self.body[-1]] = left.id
 
+    def list_method(self, call: ast.expr, method: str, arity: int) -> bool:
+        """Whether ``call`` is ``xs.<method>(...)`` with ``arity`` positional arguments on
+        a variable ``xs`` of the function."""
+        return (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == method
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in self.current
+            and len(call.args) == arity
+            and not call.keywords
+        )
+
     def assert_statement(self, stmt: ast.Assert) -> None:
         """``assert test, msg`` is kept, as ``if not test: raise AssertionError(msg)`` (the
         message computed only where the test fails, as Python does)."""
@@ -194,22 +207,14 @@ class _Statements(_Iteration):
         return new
 
     def expression_statement(self, stmt: ast.Expr) -> None:
-        """A statement that is an expression: ``xs.append(v)``, a docstring or a check
-        of generated code; any other is refused."""
+        """A statement that is an expression: ``xs.append(v)``, ``xs.pop()``, ``print(...)``,
+        a docstring or a check of generated code; any other is refused."""
         if _is_docstring(stmt):
             return
         if type(stmt.value) in _UNSUPPORTED_EXPRS:
             self.not_yet(stmt.value, _UNSUPPORTED_EXPRS)
         call = stmt.value
-        if (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and call.func.attr == "append"
-            and isinstance(call.func.value, ast.Name)
-            and call.func.value.id in self.current
-            and len(call.args) == 1
-            and not call.keywords
-        ):  # xs.append(v): xs grows where it stands
+        if self.list_method(call, "append", 1):  # xs.append(v): xs grows where it stands
             xs = self.load(call.func.value.id, call)
             item = self.atom(call.args[0])
             method = ast.Attribute(value=xs, attr="append", ctx=ast.Load())
@@ -223,15 +228,7 @@ class _Statements(_Iteration):
         ):  # print(...): kept where it stands, nothing in it differentiated
             self.place(ast.Expr(value=self.renamed(call)))
             return
-        if (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and call.func.attr == "pop"
-            and isinstance(call.func.value, ast.Name)
-            and call.func.value.id in self.current
-            and not call.args
-            and not call.keywords
-        ):  # xs.pop(), its value unused (the reverse sweep's undoing of an append)
+        if self.list_method(call, "pop", 0):  # its value unused (a reverse sweep's undoing)
             self.as_temp(self.rhs(call))
             return
         if (
