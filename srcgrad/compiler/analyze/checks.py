@@ -92,16 +92,7 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
             "differentiates such code as often as asked.",
         )
     if isinstance(op.key, tuple) and op.key[0] == "passed":
-        return locator.error(
-            NoDerivativeError,
-            user,
-            f"`{op.key[1]}` is the argument `{op.key[1]}`, called here on a value srcgrad "
-            "differentiates: srcgrad calls the derivative of the function passed in, made "
-            "for that very function, where the argument is a Python function (`def` or "
-            "lambda), a builtin or a numpy ufunc; this one is another kind of object (a "
-            "functools.partial, an object with __call__, a number...). Pass a plain "
-            "function, or call the function by name.",
-        )
+        return locator.error(NoDerivativeError, user, _passed_message(op.key[1]))
     # named as the user wrote it: a core statement's text would show srcgrad's temporaries
     qualname = getattr(callee, "__qualname__", None)
     module = getattr(callee, "__module__", None)
@@ -119,6 +110,19 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
         user,
         f"srcgrad has no derivative rule for {what}; give it one with @srcgrad.primitive "
         "and defvjp/defjvp, or compute this value from operations srcgrad knows.",
+    )
+
+
+def _passed_message(param: str) -> str:
+    """Why a call through the parameter ``param`` has no derivative: its argument is not
+    a function srcgrad can read."""
+    return (
+        f"`{param}` is the argument `{param}`, called here on a value srcgrad "
+        "differentiates: srcgrad calls the derivative of the function passed in, made "
+        "for that very function, where the argument is a Python function (`def` or "
+        "lambda), a builtin or a numpy ufunc; this one is another kind of object (a "
+        "functools.partial, an object with __call__, a number...). Pass a plain "
+        "function, or call the function by name."
     )
 
 
