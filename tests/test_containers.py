@@ -63,3 +63,21 @@ def repeat_of_unknown_length(x):
 def test_list_arithmetic_of_unknown_length_stays_refused():
     with pytest.raises(srcgrad.UnsupportedSyntaxError, match="arithmetic on lists"):
         srcgrad.grad(repeat_of_unknown_length)(X)
+
+
+def over_sorted_keys(p):
+    rows = [p[k] * (i + 1.0) for i, k in enumerate(sorted(p))]
+    return np.sum(np.stack(rows) ** 2) + sum(np.sum(np.sin(p[k])) for k in sorted(p))
+
+
+def test_a_loop_over_a_dicts_sorted_keys():
+    """``for k in sorted(p)`` with a dict ``p``: over its keys in order (found when the
+    derivative is made, as for ``p.keys()``), so the keys are never differentiated."""
+    p = {"b": np.array([0.3, -0.2]), "a": np.array([1.2, 0.5]), "c": np.array([0.1, 0.9])}
+    twin = autograd_twin(over_sorted_keys)
+    expected = autograd.grad(twin)(p)
+    for mode in ("reverse", "forward"):
+        got = srcgrad.grad(over_sorted_keys, mode=mode)(p)
+        assert list(got) == list(p)
+        for k in p:
+            np.testing.assert_allclose(got[k], expected[k], rtol=1e-12)

@@ -18,7 +18,8 @@ class _Iteration(_Expressions):
 
     def sequence(self, node: ast.expr) -> tuple[ast.Name, Any]:
         """What a for loop iterates over: a name holding a range, and how to get
-        the item for an index (None when the items are the range's own)."""
+        the item for an index (None when the items are the range's own). ``sorted(d)``
+        of a dict runs over its keys in order, once the analysis has found them."""
         call = node if isinstance(node, ast.Call) and not node.keywords else None
         func = self.builtin_called(call)
         if func == "range":
@@ -43,6 +44,23 @@ class _Iteration(_Expressions):
                 return ast.Tuple(elts=[p, value], ctx=ast.Load())
 
             return positions, item
+        if func == "sorted" and len(call.args) == 1:  # a dict's keys, in order
+            inner = call.args[0]
+            keys = self.dicts.get(_where(inner))
+            if keys is not None:
+                try:
+                    ordered = sorted(keys)
+                except TypeError:  # (keys Python cannot order: sorted raises as it runs)
+                    ordered = None
+                if ordered is not None:
+                    seq = self.as_name(
+                        ast.Tuple(elts=[ast.Constant(k) for k in ordered], ctx=ast.Load())
+                    )
+                    return self.range_atom([self.len_of(seq)]), lambda i: ast.Subscript(
+                        value=seq, slice=i, ctx=ast.Load()
+                    )
+            elif isinstance(inner, ast.Name) and inner.id in self.current:
+                self.iterated[self.current[inner.id]] = _where(inner)  # (a dict? see items)
         if func == "zip" and call.args:
             parts = [self.items(a) for a in call.args]
             lengths = [self.len_of(seq) for seq, _ in parts]
