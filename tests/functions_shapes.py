@@ -504,3 +504,36 @@ def pad_mean(x):
 
 def plus_float64_scalar(x):
     return x + np.float64(1.0)
+
+
+# -- differences, appending, splitting by axis (issue 18, item 11) --------------------------------
+
+
+def diff(x):
+    return np.diff(x) * x[..., 1:]
+
+
+def diff_twice_axis0(x):
+    return np.diff(x, n=2, axis=0)
+
+
+def ediff1d(x):
+    return np.ediff1d(x) ** 2
+
+
+def append_flat(x):
+    return np.append(x, x[..., :1] * 2.0) ** 2
+
+
+def append_axis(x):
+    return np.append(x, np.sin(x), axis=-1)
+
+
+def hsplit_halves(x):
+    a, b = np.hsplit(x, 2)
+    return a * b
+
+
+def vsplit_rows(x):
+    parts = np.vsplit(x, [1])
+    return np.sum(parts[0]) + parts[1] * 2.0

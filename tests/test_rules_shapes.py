@@ -105,6 +105,13 @@ STATIC = [
     Row("a, b, c = np.array_split(x, 3)", fn.split_unused_part, shapes=shapes(1, 3, min_side=3)),
     Row("for part in np.split(x, 2)", fn.split_loop, shapes=st.sampled_from([(2,), (4, 3)])),
     Row("np.asarray(x)", fn.asarray),
+    Row("np.diff(x) * x[..., 1:]", fn.diff, shapes=shapes(1, 3, min_side=2)),
+    Row("np.diff(x, n=2, axis=0)", fn.diff_twice_axis0, shapes=shapes(1, 3, min_side=3)),
+    Row("np.ediff1d(x)", fn.ediff1d, shapes=shapes(1, 3, min_side=2)),
+    Row("np.append(x, ...)", fn.append_flat, shapes=AT_LEAST_1D),
+    Row("np.append(x, np.sin(x), axis=-1)", fn.append_axis, shapes=AT_LEAST_1D),
+    Row("a, b = np.hsplit(x, 2)", fn.hsplit_halves, shapes=st.sampled_from([(2,), (4,), (3, 2)])),
+    Row("np.vsplit(x, [1])", fn.vsplit_rows, shapes=shapes(2, 3, min_side=2)),
     # gathering
     Row("np.take(x, [0, 2, 2, -1])", fn.take, shapes=shapes(1, 3, min_side=3)),
     Row("np.take(x, [[1, 0], [1, 1]], axis=1)", fn.take_axis, shapes=shapes(2, 3, min_side=2)),

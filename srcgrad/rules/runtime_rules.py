@@ -118,6 +118,8 @@ for _name, _params in (
     ("pad_tangent", ("d", "pad_width", "mode")),
     ("pad_adjoint", ("d", "x", "pad_width", "mode")),
     ("hstack_adjoint", ("d", "xs")),
+    ("diff_adjoint", ("d", "n", "axis")),
+    ("append_adjoint", ("d", "arr", "values", "axis", "which")),
     ("vstack_adjoint", ("d", "xs")),
     ("dstack_adjoint", ("d", "xs")),
     ("column_stack_adjoint", ("d", "xs")),

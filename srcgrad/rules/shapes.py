@@ -315,6 +315,42 @@ for _f in (np.split, np.array_split):
         tuple_result=True,
     )
 
+for _f, _axis in ((np.hsplit, "1 if np.ndim(x) > 1 else 0"), (np.vsplit, "0"), (np.dsplit, "2")):
+    _linear(
+        _f,
+        f"np.{_f.__name__}",
+        ("x", "indices_or_sections"),
+        f"np.concatenate(g, {_axis})",
+        lambda c: None,
+        tuple_result=True,
+    )
+
+# -- differences and appending ---------------------------------------------------------------
+_linear(
+    np.diff,
+    "np.diff",
+    ("x", "n", "axis"),
+    "diff_adjoint(g, n, axis)",
+    _same_rank,
+    {"n": 1, "axis": -1},
+)
+_linear(np.ediff1d, "np.ediff1d", ("x",), "np.reshape(diff_adjoint(g, 1, -1), np.shape(x))", _one)
+_register(
+    np.append,
+    name="np.append",
+    params=("arr", "values", "axis"),
+    defaults={"axis": None},
+    jvp={
+        "arr": "np.append(g, np.zeros_like(values, dtype=np.result_type(g)), axis)",
+        "values": "np.append(np.zeros_like(arr, dtype=np.result_type(g)), g, axis)",
+    },
+    vjp={
+        "arr": "append_adjoint(g, arr, values, axis, 0)",
+        "values": "append_adjoint(g, arr, values, axis, 1)",
+    },
+    rank=lambda c: 1 if c.is_static("axis") and c.static("axis") is None else c.rank("arr"),
+)
+
 # -- gathering by index ---------------------------------------------------------------------
 _linear(
     [np.take, ("method", "take")],

@@ -200,3 +200,24 @@ def linspace_vjp(g, num, endpoint, axis, which):
     ndim = np.ndim(g)
     axis = axis % ndim
     return np.sum(g * _linspace_weights(num, endpoint, axis, ndim, which, g), axis=axis)
+
+
+def diff_adjoint(g, n, axis):
+    """Adjoint of ``np.diff(x, n, axis)``: the transposed difference (``-diff`` of ``g``
+    with a zero before and after), ``n`` times."""
+    for _ in range(n):
+        g = -np.diff(g, axis=axis, prepend=0, append=0)
+    return g
+
+
+def append_adjoint(g, arr, values, axis, which):
+    """Adjoint of ``arr`` (``which`` 0) or ``values`` (1) in ``np.append(arr, values,
+    axis)``: ``g`` cut where they met (flat, for ``axis=None``) and shaped like it."""
+    if axis is None:
+        flat = np.ravel(g)
+        part = flat[: np.size(arr)] if which == 0 else flat[np.size(arr) :]
+        return np.reshape(part, np.shape(arr if which == 0 else values))
+    cut = np.shape(arr)[axis]
+    index = [slice(None)] * np.ndim(g)
+    index[axis] = slice(None, cut) if which == 0 else slice(cut, None)
+    return g[tuple(index)]
