@@ -26,7 +26,7 @@ MODES = ("reverse", "forward")
 @pytest.mark.parametrize(
     "f, args",
     [(checked, (X, 2)), (checked_in_a_loop, (X,)), (prints, (X,)), (imports_inside, (X,))],
-    ids=str,
+    ids=lambda v: getattr(v, "__name__", "args"),
 )
 def test_kept_statements_leave_the_derivative_as_autograd_has_it(f, args):
     twin = autograd_twin(f)
