@@ -408,6 +408,10 @@ UNSUPPORTED = {  # row name: why it cannot run on dask
         ["x.cumsum()", "x.cumprod()", "x.take([1, 1, 0], axis=0)", "x[x.argsort()]"],
         "a dask array has no such method (the primal fails on dask)",
     ),
+    **dict.fromkeys(
+        ["a, b = np.hsplit(x, 2)", "np.vsplit(x, [1])"],
+        "dask.array has no hsplit or vsplit (the primal fails on dask)",
+    ),
     "np.ptp(x, axis=(0, -1), keepdims=True)": "dask.array.ptp has no keepdims",
     "np.linalg.norm(x)": "dask.array.linalg.norm with no axis takes 1-d and 2-d arrays only",
     "np.pad(x, 3, mode='wrap')": "dask pads with mode='wrap' to a different shape than numpy",
