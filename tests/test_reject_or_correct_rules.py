@@ -543,6 +543,27 @@ def test_updates_srcgrad_can_type_are_not_checked():
     assert_gradient(updates_srcgrad_can_type, args, expected)
 
 
+def early_return(u, flag):
+    if flag > 0.0:
+        return np.tanh(u * 3.0)
+    return -u
+
+
+def writes_into_a_copy_of_a_helper_result(x):
+    w = early_return(x, 1.0).copy()
+    w[-1] += 0.5 * (np.sin(x[0]) - w[-1])
+    return np.sum(w * x)
+
+
+def test_a_helper_with_an_early_return_gives_floats():
+    """(found by the thorough random programs) a helper with an early return is lowered
+    with ``result = None`` before its paths set it; that placeholder made its result's
+    dtype unknown, so a write into a copy of it was refused. ``None`` makes no kind."""
+    args = (X,)
+    expected = finite_differences(writes_into_a_copy_of_a_helper_result, args)
+    assert_gradient(writes_into_a_copy_of_a_helper_result, args, expected)
+
+
 # == family 5: nothing unknown becomes a constant ============================================
 def r_of_arguments(x, y):
     return np.sum(np.r_[x, y] ** 2)

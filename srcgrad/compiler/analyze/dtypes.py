@@ -131,8 +131,9 @@ def float_kinds(facts: Any, env: dict[str, Any], floats: set[str]) -> dict[str, 
 def _definition_kind(
     stmt: ast.stmt, facts: Any, env: dict[str, Any], kinds: dict[str, str | None]
 ) -> str | None:
-    """What one definition gives; None for a write into the array (its dtype stays) or
-    where it reads only names not yet known (optimistic: the greatest fixed point)."""
+    """What one definition gives; None for a write into the array (its dtype stays), for
+    ``x = None``, or where it reads only names not yet known (optimistic: the greatest
+    fixed point)."""
 
     def of(atom: ast.expr | None) -> str | None:
         if atom is None:
@@ -158,6 +159,10 @@ def _definition_kind(
     if op is None:
         return UNKNOWN
     if op.key == "setitem":
+        return None
+    if op.key == "copy" and isinstance(stmt.value, ast.Constant) and stmt.value.value is None:
+        # x = None (an early return's result before it is set, a placeholder): None is
+        # written into and updated by nothing (numpy raises), so it makes no kind
         return None
     if _is_operation(op.key):
         return _operation_kind(op, of)
