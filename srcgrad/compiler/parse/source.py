@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import sys
 import textwrap
 import types
 from collections.abc import Callable
@@ -99,6 +100,17 @@ def _mangle(tree: ast.AST, class_name: str) -> None:
 
 def _stale(func: Callable[..., Any], node: Any, locator: SourceLocator) -> SrcgradError:
     """The error for a source that is not the one of the code the function runs."""
+    module = sys.modules.get(getattr(func, "__module__", None) or "")
+    loader = getattr(module, "__loader__", None)
+    if type(loader).__name__ == "AssertionRewritingHook":  # pytest's, for test modules
+        return locator.error(
+            SrcgradError,
+            node,
+            f"pytest rewrote the `assert` statements of {locator.filename} (a test module), "
+            f"so the code Python runs for {func.__qualname__!r} is not its source. Define "
+            "the function in a module pytest does not rewrite (a helper module the tests "
+            "import), or run pytest with --assert=plain.",
+        )
     return locator.error(
         SrcgradError,
         node,
