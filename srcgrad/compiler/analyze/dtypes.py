@@ -128,6 +128,25 @@ def float_kinds(facts: Any, env: dict[str, Any], floats: set[str]) -> dict[str, 
     return {n: (k if k is not None else UNKNOWN) for n, k in kinds.items()}
 
 
+def atom_kind(atom: ast.expr | None, kinds: dict[str, Any], env: dict[str, Any]) -> str | None:
+    """The kind of an atom: a constant's, a name's in ``kinds`` (None while not yet
+    known), a free name's or a module attribute's value's; UNKNOWN for anything else."""
+    if atom is None:
+        return UNKNOWN
+    if isinstance(atom, ast.Constant):
+        return value_kind(atom.value)
+    if isinstance(atom, ast.Name):
+        if atom.id in kinds:
+            return kinds[atom.id]
+        if atom.id in env:
+            return value_kind(env[atom.id])
+        return UNKNOWN
+    try:
+        return value_kind(_static(atom, env))
+    except (KeyError, AttributeError):
+        return UNKNOWN
+
+
 def _definition_kind(
     stmt: ast.stmt, facts: Any, env: dict[str, Any], kinds: dict[str, str | None]
 ) -> str | None:
@@ -136,20 +155,7 @@ def _definition_kind(
     fixed point)."""
 
     def of(atom: ast.expr | None) -> str | None:
-        if atom is None:
-            return UNKNOWN
-        if isinstance(atom, ast.Constant):
-            return value_kind(atom.value)
-        if isinstance(atom, ast.Name):
-            if atom.id in kinds:
-                return kinds[atom.id]
-            if atom.id in env:
-                return value_kind(env[atom.id])
-            return UNKNOWN
-        try:
-            return value_kind(_static(atom, env))
-        except (KeyError, AttributeError):
-            return UNKNOWN
+        return atom_kind(atom, kinds, env)
 
     if isinstance(stmt, ast.For):  # over a range, or the elements of a list or an array
         if _is_range(stmt.iter, env):

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..normalize.lower import Normalized
-from .dtypes import FLOAT, INTEGER, _definition_kind, _is_range, hashable_in, value_kind
+from .dtypes import FLOAT, INTEGER, _definition_kind, _is_range, atom_kind, hashable_in
 from .facts import Facts
 
 #: calls that give a Python int, never an array
@@ -64,15 +64,7 @@ def _may_be_float(stmt: ast.stmt, facts: Facts) -> bool:
         return False
     if isinstance(value.op, ast.Div):
         return True
-    right = value.right
-    if isinstance(right, ast.Constant):
-        return value_kind(right.value) != INTEGER
-    if isinstance(right, ast.Name):
-        if right.id in facts.dtype_kinds:
-            return facts.dtype_kinds[right.id] != INTEGER
-        if right.id in facts.env:
-            return value_kind(facts.env[right.id]) != INTEGER
-    return True
+    return atom_kind(value.right, facts.dtype_kinds, facts.env) != INTEGER
 
 
 def _never_integer_arrays(facts: Facts) -> set[str]:
@@ -100,7 +92,7 @@ def _gives_no_integer_array(stmt: ast.stmt, facts: Facts, numbers: set[str]) -> 
         return False
     if op.key == "setitem":
         return True  # (the array keeps its dtype: its other definitions tell)
-    if _definition_kind(stmt, facts, facts.env, dict(facts.dtype_kinds)) == FLOAT:
+    if _definition_kind(stmt, facts, facts.env, facts.dtype_kinds) == FLOAT:
         return True
     if hashable_in(op.callee, _COUNTS):
         return True

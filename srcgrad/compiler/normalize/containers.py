@@ -67,7 +67,7 @@ class _Displays(ast.NodeTransformer):
             and len(node.args) == 1
             and not node.keywords
             and isinstance(node.args[0], (ast.List, ast.Tuple))
-            and not any(isinstance(e, ast.Starred) for e in node.args[0].elts)
+            and not _starred(node.args[0])
         ):
             kind = ast.List if name == "list" else ast.Tuple
             return ast.copy_location(kind(elts=node.args[0].elts, ctx=ast.Load()), node)

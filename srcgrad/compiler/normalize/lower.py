@@ -62,6 +62,7 @@ from typing import Any
 
 from ...errors import UnsupportedSyntaxError
 from ..parse import ParsedFunction
+from ..parse.names import _local_names
 from ..transform.naming import Namer
 from .arguments import copy_written_parameters
 from .comprehensions import lower_comprehensions
@@ -234,13 +235,7 @@ class _Normalizer(_Statements):
         if self.entry:
             params = self.parsed.params
             body, self.copied = copy_written_parameters(body, params)
-        local = {a.arg for a in tree.args.args} | {
-            n.id
-            for s in body
-            for n in ast.walk(s)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
-        body = lower_containers(body, self.env, local)
+        body = lower_containers(body, self.env, _local_names(tree))
         body = lower_comprehensions(body, self.namer, self.env)
         lowered = lower_exits(_with_body(tree, body), self.namer)
         body = lowered.body
