@@ -131,49 +131,40 @@ def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.st
 
 def call_signature(
     op, facts: Facts
-) -> tuple[tuple[str, ...], tuple, frozenset[str], list[ast.Name]]:
+) -> tuple[tuple[str, ...], tuple, frozenset[str], list[ast.Name], tuple]:
     """For a call to a user function: the parameters it is differentiated with
     respect to (those given active arguments), the ranks of all its arguments, the
     parameters given floats (names proven to hold floats, float constants: the callee's
-    dtype analysis starts from them), and the active arguments."""
+    dtype analysis starts from them), the active arguments, and (parameter, function)
+    for each argument that is a function (a name the code resolves statically,
+    ``rk4(decay, ...)``, or a function the caller itself was given: the callee's
+    derivative is made for it)."""
     params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
-    active = [
-        (p, a)
-        for p, a in zip(params, op.call_args)
-        if isinstance(a, ast.Name) and a.id in facts.active
-    ]
+    pairs = list(zip(params, op.call_args))
+    active = [(p, a) for p, a in pairs if isinstance(a, ast.Name) and a.id in facts.active]
     ranks = tuple(_rank_of(a, facts) for a in op.call_args)
     floats = frozenset(
         p
-        for p, a in zip(params, op.call_args)
+        for p, a in pairs
         if (isinstance(a, ast.Name) and a.id in facts.proven_floats)
         or (isinstance(a, ast.Constant) and type(a.value) is float)
     )
-    return tuple(p for p, _ in active), ranks, floats, [a for _, a in active]
-
-
-def call_statics(op, facts: Facts) -> tuple:
-    """For a call to a user function: (parameter, function) for each argument that is a
-    function (a name the code resolves statically, ``rk4(decay, ...)``, or a function
-    the caller itself was given): the callee's derivative is made for it."""
-    params = list(inspect.signature(op.callee, follow_wrapped=False).parameters)
     own = {a.arg for a in facts.params} | set(facts.definitions)
-    out = []
-    for p, a in zip(params, op.call_args):
+    statics = []
+    for p, a in pairs:
         if not isinstance(a, ast.Name):
             continue
         if a.id in facts.statics:
-            out.append((p, facts.statics[a.id]))
+            statics.append((p, facts.statics[a.id]))
         elif a.id not in own and is_function_value(facts.env.get(a.id)):
-            out.append((p, facts.env[a.id]))
-    return tuple(out)
+            statics.append((p, facts.env[a.id]))
+    return tuple(p for p, _ in active), ranks, floats, [a for _, a in active], tuple(statics)
 
 
 def _call(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
     """``r = f(a, b)`` becomes ``r, r_dot = jvp_f(a, b, a_dot)``: the callee's own jvp."""
     op = facts.ops[stmt]
-    wrt, ranks, floats, active = call_signature(op, facts)
-    statics = call_statics(op, facts)
+    wrt, ranks, floats, active, statics = call_signature(op, facts)
     (jvp_name,) = builder.callees.request(op.callee, "jvp", wrt, ranks, floats, statics)
     args = [copy_tree(a) for a in op.call_args]
     args += [name(builder.tangent(a.id)) for a in active]

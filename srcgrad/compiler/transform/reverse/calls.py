@@ -10,7 +10,7 @@ from ....errors import UnsupportedSyntaxError
 from ...analyze.facts import is_setitem, walk_block
 from ...astwalk import copy_tree
 from ..builder import assign, name
-from ..forward import call_signature, call_statics
+from ..forward import call_signature
 
 
 class CallAdjoints:
@@ -22,8 +22,7 @@ class CallAdjoints:
 
     def _callee(self, stmt: ast.Assign) -> tuple[str, str, list[ast.Name]]:
         op = self.facts.ops[stmt]
-        wrt, ranks, floats, active = call_signature(op, self.facts)
-        statics = call_statics(op, self.facts)
+        wrt, ranks, floats, active, statics = call_signature(op, self.facts)
         fwd, bwd = self.builder.callees.request(op.callee, "split", wrt, ranks, floats, statics)
         return fwd, bwd, active
 
