@@ -40,19 +40,17 @@ def copy_written_parameters(
                     and isinstance(node.value, ast.Name)
                 ):
                     first_write.setdefault(node.value.id, stmt)
-    copies: list[ast.stmt] = []
-    for p in params:
-        if p in first_write and p not in rebound:
-            name = ast.Name(id=p, ctx=ast.Load())
-            method = ast.Attribute(value=name, attr="copy", ctx=ast.Load())
-            copy = ast.Assign(
-                targets=[ast.Name(id=p, ctx=ast.Store())],
-                value=ast.Call(func=method, args=[], keywords=[]),
-            )
-            for node in ast.walk(copy):
-                ast.copy_location(node, first_write[p])
-            copies.append(copy)
     made = {p: first_write[p] for p in params if p in first_write and p not in rebound}
+    copies: list[ast.stmt] = []
+    for p, write in made.items():
+        method = ast.Attribute(value=ast.Name(id=p, ctx=ast.Load()), attr="copy", ctx=ast.Load())
+        copy = ast.Assign(
+            targets=[ast.Name(id=p, ctx=ast.Store())],
+            value=ast.Call(func=method, args=[], keywords=[]),
+        )
+        for node in ast.walk(copy):
+            ast.copy_location(node, write)
+        copies.append(copy)
     return ([*copies, *body] if copies else body), made
 
 
