@@ -163,30 +163,19 @@ class Jacobian:
             jacs: list[Any] | None = None
             for index in np.ndindex(np.shape(v)):
                 tangents = list(zeros)
-                if np.ndim(v):
-                    basis = xp.zeros_like(v)
-                    basis[index] = 1
-                    tangents[k] = basis
-                else:
-                    tangents[k] = type(v)(1.0) if isinstance(v, (float, np.generic)) else 1.0
+                tangents[k] = _basis(v, index, xp)
                 value, column = inner(*values, *tangents)
                 if self._tangent_output:
                     value, column = value[1], column[1]
                 passes.check(value)
                 if jacs is None:
                     out = self._output(values, value)
-                    jacs = [
-                        xp.zeros(np.shape(o) + np.shape(v), dtype=_float_dtype(o, v))
-                        for o in _parts(out)
-                    ]
+                    jacs = _zero_blocks(_parts(out), v, xp)
                 for jac, part in zip(jacs, _parts(out, column)):
                     jac[(Ellipsis, *index)] = part
             if jacs is None:  # no elements: no pass gave the output's shape
                 out = self._output(values, out)
-                jacs = [
-                    xp.zeros(np.shape(o) + np.shape(v), dtype=_float_dtype(o, v))
-                    for o in _parts(out)
-                ]
+                jacs = _zero_blocks(_parts(out), v, xp)
             result.append([_like_jacobian(j, o, v) for j, o in zip(jacs, _parts(out))])
         return result, type(out) is tuple
 
@@ -209,31 +198,20 @@ class Jacobian:
                 xp = _module_of(leaf) if _is_array(leaf) else np
                 blocks: list[Any] | None = None
                 for index in np.ndindex(np.shape(leaf)):
-                    if np.ndim(leaf):
-                        basis: Any = xp.zeros_like(leaf)
-                        basis[index] = 1
-                    else:
-                        basis = type(leaf)(1.0) if isinstance(leaf, (float, np.generic)) else 1.0
                     tangents = list(zeros)
-                    tangents[k] = _with_leaf(zeros[k], li, basis)
+                    tangents[k] = _with_leaf(zeros[k], li, _basis(leaf, index, xp))
                     value, column = inner(*values, *tangents)
                     if self._tangent_output:
                         value, column = value[1], column[1]
                     passes.check(value)
                     out = value if out is None else out
                     if blocks is None:
-                        blocks = [
-                            xp.zeros(np.shape(o) + np.shape(leaf), dtype=_float_dtype(o, leaf))
-                            for o in pytree.leaves(out)
-                        ]
+                        blocks = _zero_blocks(pytree.leaves(out), leaf, xp)
                     for block, part in zip(blocks, pytree.leaves(column)):
                         block[(Ellipsis, *index)] = part
                 if blocks is None:  # a leaf of no elements
                     out = out if out is not None else self._tree_output(values)
-                    blocks = [
-                        xp.zeros(np.shape(o) + np.shape(leaf), dtype=_float_dtype(o, leaf))
-                        for o in pytree.leaves(out)
-                    ]
+                    blocks = _zero_blocks(pytree.leaves(out), leaf, xp)
                 per_leaf.append(
                     [_like_jacobian(b, o, leaf) for b, o in zip(blocks, pytree.leaves(out))]
                 )
@@ -250,6 +228,20 @@ class Jacobian:
     def _tree_output(self, values: list[Any]) -> Any:
         out = self.__wrapped__(*_copied(values))
         return out[1] if self._tangent_output else out
+
+
+def _basis(v: Any, index: tuple, xp: Any) -> Any:
+    """The tangent with 1 at ``index`` of ``v`` (an array, or a number: 1 of its type)."""
+    if np.ndim(v):
+        basis = xp.zeros_like(v)
+        basis[index] = 1
+        return basis
+    return type(v)(1.0) if isinstance(v, (float, np.generic)) else 1.0
+
+
+def _zero_blocks(outputs: Any, v: Any, xp: Any) -> list[Any]:
+    """A zero Jacobian block ``o.shape + v.shape`` for each output part ``o``."""
+    return [xp.zeros(np.shape(o) + np.shape(v), dtype=_float_dtype(o, v)) for o in outputs]
 
 
 def _with_leaf(tree: Any, position: int, value: Any) -> Any:
