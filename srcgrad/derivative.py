@@ -10,6 +10,8 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from . import pytree
 from .arguments import (
     _MODES,
@@ -359,6 +361,9 @@ class Derivative:
         floats = frozenset(p for p, v in zip(self._params, values) if value_kind(v) == FLOAT)
         statics = tuple((p, v) for p, v in zip(self._params, values) if is_function_value(v))
         derived = self._derived(ranks, backend, wide, floats, statics)
+        if derived.copied:  # (never by the quick path: this check runs on every call)
+            _check_written_apart(derived.copied, self._params, values, self.__name__)
+            quick = None
         likes = None
         if quick is not None:  # with the entry it came from
             wrt_values = [values[i] for i in self._wrt_index]
@@ -479,3 +484,26 @@ class Derivative:
             grads = (grads,)
         likes = likes or (_like_tree,) * len(self._wrt_index)
         return tuple(like(g, values[i]) for g, i, like in zip(grads, self._wrt_index, likes))
+
+
+def _check_written_apart(
+    copied: tuple[str, ...], params: list[str], values: list[Any], name: str
+) -> None:
+    """Refuse arguments where one the function writes into shares memory with another:
+    numpy's write would be seen through the other, and the derivative, which writes
+    into its own copy, would differentiate another function."""
+    arrays = [[leaf for leaf in pytree.leaves(v) if isinstance(leaf, np.ndarray)] for v in values]
+    for p in copied:
+        if p not in params:
+            continue
+        k = params.index(p)
+        for j, others in enumerate(arrays):
+            if j == k:
+                continue
+            if any(np.shares_memory(a, b) for a in arrays[k] for b in others):
+                raise ValueError(
+                    f"{name}: the function writes into its argument {p!r}, and the "
+                    f"argument for {params[j]!r} shares its memory (the same array, or a "
+                    "view of it): numpy's write would change both. Pass a copy "
+                    f"({params[j]}.copy()) for one of them."
+                )

@@ -139,3 +139,19 @@ def test_writes_a_copy_cannot_make_the_functions_own_are_refused(f, args, messag
         assert message in str(info.value), str(info.value)
         assert __file__ in str(info.value)
     np.testing.assert_array_equal(X, [0.5, 0.9, 1.5, 2.0])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_argument_written_into_may_not_share_memory_with_another(mode):
+    """(found reviewing the change) with the same array for ``x`` and ``y``, numpy's write
+    into ``x`` is seen through ``y``; the derivative, working on its own copy of ``x``,
+    would differentiate another function: refused, for the same array and for a view."""
+    x = X.copy()
+    for y in (x, x[:]):
+        with pytest.raises(ValueError, match="shares its memory"):
+            srcgrad.grad(write_one_element, wrt=(0, 1), mode=mode)(x, y)
+        with pytest.raises(ValueError, match="shares its memory"):
+            srcgrad.value_and_grad(write_one_element, mode=mode)(x, y)
+    np.testing.assert_array_equal(x, X)
+    gx, gy = srcgrad.grad(write_one_element, wrt=(0, 1), mode=mode)(x, x.copy())
+    np.testing.assert_allclose(gx, numpy_gradient(write_one_element, (X, X), 0), rtol=1e-6)

@@ -63,6 +63,9 @@ class Derived:
     trace: dict[str, str] = field(default_factory=dict)
     #: the user functions it calls, directly or not: their code and globals are in it too
     callees: tuple[ParsedFunction, ...] = ()
+    #: the parameters the function writes into, which the code copies first
+    #: (``normalize.arguments``): an argument for one must share no memory with another
+    copied: tuple[str, ...] = ()
 
     def is_current(self) -> bool:
         """Whether every function it calls still has the code and free names it was
@@ -331,7 +334,9 @@ def derive(
         if trace is not None:
             trace["optimize"] = unparse(func)
         program.build()
-        return _emitted(norm, kind, func, program, builder, backend, trace)
+        derived = _emitted(norm, kind, func, program, builder, backend, trace)
+        derived.copied = tuple(norm.copied)
+        return derived
 
 
 @contextlib.contextmanager
