@@ -113,6 +113,8 @@ class Rule:
     combine: str | None = None  # helper adding tangent terms (lists do not add with +)
     #: what to say when a parameter gets an argument srcgrad cannot follow (see ``zero``)
     hints: dict[str, str] = field(default_factory=dict)
+    #: the templates hold for complex operands too (see :mod:`.complex_numbers`)
+    complex_ok: bool = False
 
     @property
     def diff_params(self) -> tuple[str, ...]:
@@ -252,3 +254,4 @@ from . import (  # noqa: E402,F401
     scipy_stats,
     shapes,
 )
+from . import complex_numbers  # noqa: E402,F401  (last: it marks the rules above)

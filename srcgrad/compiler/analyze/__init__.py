@@ -6,6 +6,8 @@ and the ranks of the call's arguments. Out: :class:`~.facts.Facts` (the data mod
 
 - :mod:`.classify`: ``ops``, for every core statement the primitive it applies and the
   rule for it (:class:`~.facts.Op`);
+- :mod:`.complex_values`: which names may hold complex numbers (and the rules for
+  complex operands where they differ);
 - :mod:`.sequences`: which names hold lists or tuples;
 - :mod:`.shapes`: for every name a :class:`~.facts.Shape`: its rank where known, and a
   *broadcast key*, the set of values whose shapes broadcast together to give its shape.
@@ -36,6 +38,7 @@ from ..normalize.lower import Normalized
 from .activity import find_activity
 from .checks import check_facts
 from .classify import classify
+from .complex_values import complex_values, use_complex_rules
 from .facts import TREE, Facts, Shape, assigned_name, is_append, walk_block
 from .sequences import add_pytree_sequences, find_lengths, find_sequences
 from .shapes import _shapes, _static_shape, _tree_parts
@@ -79,6 +82,8 @@ def analyze(
     assert isinstance(ret, ast.Return)
     facts.returned = ret.value
     assigns = _classify_all(facts, body[:-1], env)
+    facts.complex = complex_values(facts, [s for s in facts.ops if isinstance(s, ast.Assign) or is_append(s)], env)
+    use_complex_rules(facts)
     find_sequences(facts, {a.arg for a in norm.tree.args.args}, trees)
     _tree_parts(facts, assigns, trees)
     find_lengths(facts)

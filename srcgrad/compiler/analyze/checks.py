@@ -27,7 +27,6 @@ def check_facts(norm: Normalized, facts: Facts) -> None:
     assigns = [s for s in facts.ops if isinstance(s, ast.Assign) or is_append(s)]
     in_place = {id(p.stmt): p.message for p in facts.aliases.problems}
     mixed = _mixed_elements(facts, assigns)
-    complex_values = _complex_values(facts, assigns, env)
     check_writes(norm, facts)
     for param, write in norm.copied.items():
         if facts.shapes.get(param) is not None and facts.shapes[param].rank == 0:
@@ -48,7 +47,7 @@ def check_facts(norm: Normalized, facts: Facts) -> None:
             user = norm.origin.get(stmt, stmt)
             raise norm.parsed.locator.error(UnsupportedSyntaxError, user, in_place[id(stmt)])
         if op.target in active:
-            _check_supported(norm, facts, op, env, complex_values)
+            _check_supported(norm, facts, op, env)
         if op.key == "pack" and not op.problem:
             continue
         if op.target in active and op.call_args is None and (op.rule is None or op.problem):
@@ -124,103 +123,6 @@ def _passed_message(param: str) -> str:
         "functools.partial, an object with __call__, a number...). Pass a plain "
         "function, or call the function by name."
     )
-
-
-#: functions that may return complex numbers for real arguments (with the complex types)
-_COMPLEX_MAKERS = {
-    complex,
-    np.complex64,
-    np.complex128,
-    np.clongdouble,
-    np.linalg.eig,
-    np.linalg.eigvals,
-    np.roots,
-}
-
-
-#: modules whose functions may return complex numbers for real arguments
-_COMPLEX_MODULES = ("numpy.fft", "numpy.lib.scimath", "numpy.emath", "scipy.fft", "scipy.fftpack")
-
-
-#: functions of those modules that return real numbers for real arguments (complex ones
-#: for complex arguments, which the operands' own tracking finds)
-_REAL_FFT = {"fftfreq", "rfftfreq", "fftshift", "ifftshift", "irfft", "irfft2", "irfftn", "hfft"}
-
-
-#: functions of scipy.linalg that may return complex numbers for real arguments
-_COMPLEX_SCIPY = {"eig", "eigvals", "rsf2csf", "logm", "sqrtm"}
-
-
-#: operations giving real numbers of complex ones (their derivative is not taken: no rule)
-_REAL_PARTS = {np.abs, abs, np.real, np.imag, np.angle, ("attr", "real"), ("attr", "imag")}
-
-
-def _is_complex(value: Any) -> bool:
-    if isinstance(value, (complex, np.complexfloating)):
-        return True
-    dtype = getattr(value, "dtype", None)
-    return isinstance(dtype, np.dtype) and dtype.kind == "c"
-
-
-def _complex_values(facts: Facts, assigns: list[ast.stmt], env: dict[str, Any]) -> dict[str, str]:
-    """Names that may hold complex numbers, each with where its complex value comes from:
-    a complex constant, global or closure value, a cast to a complex dtype, a function
-    that may return complex numbers (``np.fft``, ``np.linalg.eig``, ``np.emath``), and
-    every operation on such a value but comparisons, ``abs`` and the like."""
-    found: dict[str, str] = {}
-
-    def origin(atom: ast.expr) -> str | None:
-        if isinstance(atom, ast.Constant):
-            if _is_complex(atom.value):
-                return f"it is computed from the complex number {atom.value!r}"
-            return None
-        if isinstance(atom, ast.Name) and atom.id in found:
-            return found[atom.id]
-        if _static_attr(atom, env) or (isinstance(atom, ast.Name) and atom.id in env):
-            try:
-                value = resolve_static(atom, env)
-            except AttributeError:
-                return None
-            if _is_complex(value):
-                return f"it is computed from {ast.unparse(atom)!r}, which holds complex numbers"
-        return None
-
-    for _ in range(len(assigns) + 1):
-        before = len(found)
-        for stmt in assigns:
-            op = facts.ops[stmt]
-            if op.target in found:
-                continue
-            callee = op.callee
-            module = getattr(callee, "__module__", None) or ""
-            if op.ctx is not None and op.rule is not None and op.rule.nondiff:
-                continue  # comparisons, shapes, rounding: real
-            name = getattr(callee, "__name__", "")
-            if callee is not None and (
-                _hashable_in(callee, _COMPLEX_MAKERS)
-                or (module.startswith(_COMPLEX_MODULES) and name not in _REAL_FFT)
-                or (module.startswith("scipy.linalg") and name in _COMPLEX_SCIPY)
-            ):
-                found[op.target] = (
-                    f"it is made by {name}"
-                    if isinstance(callee, type)
-                    else f"{name} may return complex numbers"
-                )
-                continue
-            dtype = op.args.get("dtype") if op.ctx is not None else None
-            if dtype is not None and op.problem and "complex" in op.problem:
-                found[op.target] = f"it is cast to {ast.unparse(dtype)}"
-                continue
-            if _hashable_in(op.key, _REAL_PARTS):
-                continue
-            for atom in op.args.values():
-                why = origin(atom)
-                if why is not None:
-                    found[op.target] = why
-                    break
-        if len(found) == before:
-            break
-    return found
 
 
 def _mixed_elements(facts: Facts, assigns: list[ast.stmt]) -> set[str]:
@@ -356,18 +258,14 @@ def _check_fresh(norm: Normalized, facts: Facts, op: Op) -> None:
         )
 
 
-def _check_supported(
-    norm: Normalized, facts: Facts, op: Op, env: dict[str, Any], complex_values: dict[str, str]
-) -> None:
-    """Refuse an active operation srcgrad has no model of: on complex numbers, einsum's
-    operand/sublist form, arithmetic on lists, a cast to a dtype it cannot see."""
+def _check_supported(norm: Normalized, facts: Facts, op: Op, env: dict[str, Any]) -> None:
+    """Refuse an active operation srcgrad has no model of: on complex numbers where its
+    rule was not read for them, einsum's operand/sublist form, arithmetic on lists, a
+    cast to a dtype it cannot see."""
     problem = error = None
-    if op.target in complex_values:
-        error = UnsupportedSyntaxError
-        problem = (
-            f"this value is complex ({complex_values[op.target]}), and srcgrad does not "
-            "differentiate complex numbers yet; keep the computation in real numbers."
-        )
+    complex_problem = _complex_problem(norm, facts, op)
+    if complex_problem is not None:
+        error, problem = UnsupportedSyntaxError, complex_problem
     elif _einsum_sublists(facts, op, env):
         error = NoDerivativeError
         problem = f"{op.rule.hints['subscripts']}; write the subscripts as a string."
@@ -387,6 +285,56 @@ def _check_supported(
         )
     if problem is not None:
         raise norm.parsed.locator.error(error, norm.origin.get(op.stmt, op.stmt), problem)
+
+
+def _complex_problem(norm: Normalized, facts: Facts, op: Op) -> str | None:
+    """Why srcgrad cannot differentiate ``op`` where it meets complex numbers, or None:
+    its rule must hold for complex operands (``Rule.complex_ok``, see
+    :mod:`srcgrad.rules.complex_numbers`), with no dtype asked of it, and it must not
+    write a complex value anywhere (an item, a list, an array updated in place)."""
+    found = facts.complex
+
+    def is_complex(atom: ast.expr) -> bool:
+        if isinstance(atom, ast.Name):
+            return atom.id in found
+        return isinstance(atom, ast.Constant) and isinstance(atom.value, complex)
+
+    operands = [a for a in op.args.values() if is_complex(a)]
+    if op.target not in found and not operands:
+        return None
+    why = found.get(op.target) or next(
+        (found[a.id] for a in operands if isinstance(a, ast.Name)), "it is a complex number"
+    )
+    start = f"this value is complex ({why}), and srcgrad differentiates complex numbers"
+    if op.call_args is not None:
+        return (
+            f"{start} through numpy's operations, not yet through a call to a function of "
+            "yours; write the function's statements here, or keep the values it gets real "
+            "(pass np.real(z) and np.imag(z))."
+        )
+    if op.stmt in norm.updates:
+        into = norm.updates[op.stmt]
+        return (
+            f"{start} in new values, not yet in an array changed in place; write "
+            f"`{into} = {into} + ...` (a new array) instead of the augmented assignment."
+        )
+    if op.key in ("setitem", "pack", "append") or op.rule is None or op.problem:
+        return (
+            f"{start} through arithmetic, numpy's elementwise functions, sums, products, "
+            "indexing, np.fft and np.real/imag/conj/abs/angle, not yet into lists, tuples or "
+            "items of arrays; build the array with operations (np.stack of the values, "
+            "np.where) or keep this part real."
+        )
+    if not op.rule.complex_ok:
+        return (
+            f"{start} only through operations whose derivative srcgrad has checked for "
+            f"them, and not yet through {op.rule.name}; keep this part real (np.real, "
+            "np.imag, np.abs of the complex values)."
+        )
+    dtype = op.args.get("dtype")
+    if dtype is not None and not (isinstance(dtype, ast.Constant) and dtype.value is None):
+        return f"{start} where their dtype stays theirs; leave out dtype= here."
+    return None
 
 
 def _einsum_sublists(facts: Facts, op: Op, env: dict[str, Any]) -> bool:

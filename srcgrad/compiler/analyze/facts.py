@@ -105,6 +105,8 @@ class Facts:
     floats: set[str] = field(default_factory=set)
     #: the parameters whose arguments are functions, with those functions
     statics: dict[str, Any] = field(default_factory=dict)
+    #: names that may hold complex numbers, each with where its complex value comes from
+    complex: dict[str, str] = field(default_factory=dict)
     #: the function's free names resolved (for :meth:`proven_floats`)
     env: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -138,7 +140,10 @@ class Facts:
         if cached is None:
             from .dtypes import FLOAT
 
-            cached = frozenset(n for n, k in self.dtype_kinds.items() if k == FLOAT)
+            complex_values = self.complex
+            cached = frozenset(
+                n for n, k in self.dtype_kinds.items() if k == FLOAT and n not in complex_values
+            )
             self.__dict__["_proven_floats"] = cached
         return cached
 

@@ -240,6 +240,8 @@ class Builder:
             if slot is not None and slot < len(node.args) and isinstance(node.args[slot], ast.Name):
                 candidates = preferred
                 if func.endswith("_like"):  # reads the dtype too: only names of floats
+                    if node.args[slot].id in self.facts.complex:
+                        continue  # (for a complex one, none)
                     floats = self.facts.proven_floats
                     candidates = (p for p in preferred if p in floats)
                 node.args[slot] = name(self.facts.witness(node.args[slot].id, candidates))

@@ -59,6 +59,7 @@ class AdjointShapes:
                 plain_full_like(node)
                 and isinstance(node.args[0], ast.Name)
                 and node.args[0].id in self.norm.temps
+                and node.args[0].id not in self.facts.complex  # (a float's dtype is not its)
             ):
                 continue
             u = node.args[0].id

@@ -387,6 +387,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
                 continue
             if atom.id in self.uniform:
                 continue  # it holds the uniform adjoint passed on
+            into_real = v in self.facts.complex and atom.id not in self.facts.complex
             if param in planned:
                 contribution = planned[param]
             else:
@@ -394,12 +395,14 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
                     op.ctx, args=args, param=param, symbols=builder.symbols(g, v)
                 )
                 contribution = instantiate(op.rule.vjp[param], ctx)
-                spread = self._spreads_uniformly(contribution, atom.id)
+                spread = None if into_real else self._spreads_uniformly(contribution, atom.id)
                 if spread is not None:
                     self.uniform[atom.id] = self._frozen(spread, stmt, out)
                     continue
             if op.rule.elementwise and not self.facts.fills(atom, stmt):
                 contribution = self._unbroadcast(contribution, atom.id, stmt)
+            if into_real:  # a real operand of a complex operation: the real part
+                contribution = builder.xp_call("real", contribution)
             contribution = builder.with_witnesses(contribution, self._witnesses(stmt))
             contribution, before = self._shape_only_seed(contribution, stmt)
             out.extend(before)

@@ -35,7 +35,13 @@ class UniformAdjoints:
             reads[n] = reads.get(n, 0) + 1
         top = {id(s) for s in self.norm.tree.body}
         out = set()
-        for v in self.norm.temps & self.active & self.plan.simple:
+        complex_ops = {  # (a scalar standing for a complex adjoint, or a real one's of one)
+            name
+            for op in self.facts.ops.values()
+            if op.target in self.facts.complex
+            for name in [op.target, *(a.id for a in op.args.values() if isinstance(a, ast.Name))]
+        }
+        for v in (self.norm.temps & self.active & self.plan.simple) - complex_ops:
             defs = self.facts.definitions.get(v, [])
             if len(defs) != 1 or id(defs[0][0]) not in top or reads.get(v) != 1:
                 continue
