@@ -244,6 +244,7 @@ SEQUENCE_RULES: dict[str, Rule] = {}
 # the modules that fill RULES
 from . import (  # noqa: E402,F401
     elementwise,
+    fft,
     indexing,
     linalg,
     methods,

@@ -131,6 +131,36 @@ HOLOMORPHIC = [
     np.expand_dims,
     np.squeeze,
     np.broadcast_to,
+    np.full_like,
+    np.fft.fft,
+    np.fft.ifft,
+    np.fft.fft2,
+    np.fft.ifft2,
+    np.fft.fftn,
+    np.fft.ifftn,
+    np.fft.rfft,
+    np.fft.irfft,
+    np.fft.fftshift,
+    np.fft.ifftshift,
+    # srcgrad's helpers that generated code (differentiated again) calls: linear maps
+    *(
+        ("helper", name)
+        for name in (
+            "unbroadcast",
+            "unbroadcast_to",
+            "broadcast_like",
+            "unreduce",
+            "matmul_vjp_a",
+            "matmul_vjp_b",
+            "dot_vjp_a",
+            "dot_vjp_b",
+            "index_adjoint",
+            "index_adjoint_add",
+            "rfft_adjoint",
+            "irfft_adjoint",
+            "cumsum_vjp",
+        )
+    ),
 ]
 for _key in HOLOMORPHIC:
     RULES[_key].complex_ok = True

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...errors import NoDerivativeError, UnsupportedSyntaxError
 from ...rules.builders import operation_name
+from ...rules.fft import REAL_INPUT
 from ..normalize.lower import Normalized
 from .dtypes import check_writes
 from .dtypes import hashable_in as _hashable_in
@@ -330,6 +331,11 @@ def _complex_problem(norm: Normalized, facts: Facts, op: Op) -> str | None:
             f"{start} only through operations whose derivative srcgrad has checked for "
             f"them, and not yet through {op.rule.name}; keep this part real (np.real, "
             "np.imag, np.abs of the complex values)."
+        )
+    if op.rule.name in REAL_INPUT and any(is_complex(a) for a in op.args.values()):
+        return (
+            f"{start}, but {op.rule.name} takes real arrays (numpy drops the imaginary "
+            "part); use np.fft.fft for a complex one."
         )
     dtype = op.args.get("dtype")
     if dtype is not None and not (isinstance(dtype, ast.Constant) and dtype.value is None):

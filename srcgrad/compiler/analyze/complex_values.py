@@ -47,6 +47,8 @@ _COMPLEX_SCIPY = {"eig", "eigvals", "rsf2csf", "logm", "sqrtm"}
 
 #: operations giving real numbers of complex ones
 _REAL_PARTS = {np.abs, abs, np.real, np.imag, np.angle, ("attr", "real"), ("attr", "imag")}
+#: srcgrad's helpers giving complex numbers of real ones (in generated code)
+_COMPLEX_HELPERS = {("helper", "irfft_adjoint")}
 #: functions of numpy.fft giving real numbers of complex ones
 _REAL_OF_COMPLEX_FFT = {"irfft", "irfft2", "irfftn", "hfft"}
 
@@ -92,6 +94,9 @@ def complex_values(facts: Facts, assigns: list[ast.stmt], env: dict[str, Any]) -
             if op.ctx is not None and op.rule is not None and op.rule.nondiff:
                 continue  # comparisons, shapes, rounding: real
             name = getattr(callee, "__name__", "")
+            if op.key in _COMPLEX_HELPERS:
+                found[op.target] = "srcgrad's adjoint of np.fft.irfft is complex"
+                continue
             if callee is not None and (
                 _hashable_in(callee, _COMPLEX_MAKERS)
                 or (module.startswith(_COMPLEX_MODULES) and name not in _REAL_FFT)

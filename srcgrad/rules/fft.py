@@ -1,0 +1,101 @@
+"""Rules for ``numpy.fft``: the complex transforms, the real ones and the shifts.
+
+Every transform is linear, so its forward rule is the transform of the tangent. The
+adjoints follow the convention of :mod:`.complex_numbers` (``dL = Re(z_bar * dz)``):
+
+- ``fft``, ``ifft``, ``fft2``, ``ifft2``, ``fftn``, ``ifftn``: the DFT matrix is
+  symmetric (``F[j, k] = exp(-2j pi j k / n)``), and so is every normalization of it and
+  of its inverse, along any axes: the adjoint is the same transform of ``g``;
+- ``rfft`` (of a real array): the rows of the DFT it keeps, transposed: the full DFT
+  of ``g`` padded to the input's length, whose real part the real input takes
+  (``rfft_adjoint``);
+- ``irfft`` (of even output length, numpy's default): ``irfft_adjoint``, the weighted
+  conjugate ``rfft`` of ``g`` (``srcgrad/rules/helpers/fft.py`` says why);
+- ``fftshift`` and ``ifftshift``: permutations, each the other's adjoint.
+
+A length other than the input's (``n=``, ``s=``) pads or cuts the input: not
+differentiated yet, a clear error at the call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Context, Rule, linear, register
+
+
+def _rank(ctx: Context) -> int | None:
+    return ctx.rank("a") if "a" in ctx.rule.params else ctx.rank("x")
+
+
+_ONE_AXIS = dict(
+    params=("a", "n", "axis", "norm", "out"),
+    defaults={"n": None, "axis": -1, "norm": None, "out": None},
+    fixed={"n": None, "out": None},
+    rank=_rank,
+    complex_ok=True,
+)
+_AXES = dict(
+    params=("a", "s", "axes", "norm", "out"),
+    defaults={"s": None, "norm": None, "out": None},
+    fixed={"s": None, "out": None},
+    rank=_rank,
+    complex_ok=True,
+)
+
+for _f in (np.fft.fft, np.fft.ifft):
+    register(_f, Rule(name=f"np.fft.{_f.__name__}", jvp={"a": linear}, vjp={"a": linear}, **_ONE_AXIS))
+for _f in (np.fft.fft2, np.fft.ifft2):
+    register(
+        _f,
+        Rule(
+            name=f"np.fft.{_f.__name__}",
+            jvp={"a": linear},
+            vjp={"a": linear},
+            **{**_AXES, "defaults": {**_AXES["defaults"], "axes": (-2, -1)}},
+        ),
+    )
+for _f in (np.fft.fftn, np.fft.ifftn):
+    register(
+        _f,
+        Rule(
+            name=f"np.fft.{_f.__name__}",
+            jvp={"a": linear},
+            vjp={"a": linear},
+            **{**_AXES, "defaults": {**_AXES["defaults"], "axes": None}},
+        ),
+    )
+register(
+    np.fft.rfft,
+    Rule(
+        name="np.fft.rfft",
+        jvp={"a": linear},
+        vjp={"a": "rfft_adjoint(g, a, axis, norm)"},
+        **_ONE_AXIS,
+    ),
+)
+register(
+    np.fft.irfft,
+    Rule(
+        name="np.fft.irfft",
+        jvp={"a": linear},
+        vjp={"a": "irfft_adjoint(g, axis, norm)"},
+        **_ONE_AXIS,
+    ),
+)
+for _f, _inverse in ((np.fft.fftshift, "ifftshift"), (np.fft.ifftshift, "fftshift")):
+    register(
+        _f,
+        Rule(
+            name=f"np.fft.{_f.__name__}",
+            params=("x", "axes"),
+            defaults={"axes": None},
+            jvp={"x": linear},
+            vjp={"x": f"np.fft.{_inverse}(g, axes)"},
+            rank=_rank,
+            complex_ok=True,
+        ),
+    )
+
+#: the transforms that take real arrays only (numpy drops a complex input's imaginary part)
+REAL_INPUT = frozenset({"np.fft.rfft"})
