@@ -131,6 +131,8 @@ def _output_dtype(t: Any, value: Any) -> Any:
     dtype = getattr(value, "dtype", None)
     if dtype is None or getattr(t, "dtype", dtype) == dtype or dtype.kind not in "fc":
         return t
+    if dtype.kind == "f" and np.iscomplexobj(t):  # (never dropped silently: a bug if so)
+        raise TypeError(_COMPLEX_GRADIENT)
     if isinstance(value, np.generic):
         return dtype.type(t)
     return t.astype(dtype) if hasattr(t, "astype") else _module_of(value).asarray(t, dtype=dtype)

@@ -82,7 +82,8 @@ def analyze(
     assert isinstance(ret, ast.Return)
     facts.returned = ret.value
     assigns = _classify_all(facts, body[:-1], env)
-    facts.complex = complex_values(facts, [s for s in facts.ops if isinstance(s, ast.Assign) or is_append(s)], env)
+    defining = [s for s in facts.ops if isinstance(s, ast.Assign) or is_append(s)]
+    facts.complex, facts.complex_sites = complex_values(facts, defining, env)
     use_complex_rules(facts)
     find_sequences(facts, {a.arg for a in norm.tree.args.args}, trees)
     _tree_parts(facts, assigns, trees)

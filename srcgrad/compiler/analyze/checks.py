@@ -301,12 +301,14 @@ def _complex_problem(norm: Normalized, facts: Facts, op: Op) -> str | None:
         return isinstance(atom, ast.Constant) and isinstance(atom.value, complex)
 
     operands = [a for a in op.args.values() if is_complex(a)]
-    if op.target not in found and not operands:
-        return None
+    if id(op.stmt) not in facts.complex_sites and not operands:
+        return None  # (a name some other definition makes complex: not this one)
     why = found.get(op.target) or next(
         (found[a.id] for a in operands if isinstance(a, ast.Name)), "it is a complex number"
     )
     start = f"this value is complex ({why}), and srcgrad differentiates complex numbers"
+    if op.call_args is not None and not operands:
+        return None  # (a function of the user's making complex numbers of real ones)
     if op.call_args is not None:
         return (
             f"{start} through numpy's operations, not yet through a call to a function of "
@@ -319,12 +321,14 @@ def _complex_problem(norm: Normalized, facts: Facts, op: Op) -> str | None:
             f"{start} in new values, not yet in an array changed in place; write "
             f"`{into} = {into} + ...` (a new array) instead of the augmented assignment."
         )
-    if op.key in ("setitem", "pack", "append") or op.rule is None or op.problem:
+    if op.key in ("pack", "append") and not op.problem:
+        return None  # (a list or tuple holds a complex number as it is)
+    if op.key == "setitem" or op.rule is None or op.problem:
         return (
             f"{start} through arithmetic, numpy's elementwise functions, sums, products, "
-            "indexing, np.fft and np.real/imag/conj/abs/angle, not yet into lists, tuples or "
-            "items of arrays; build the array with operations (np.stack of the values, "
-            "np.where) or keep this part real."
+            "indexing, lists, np.fft and np.real/imag/conj/abs/angle, not yet into items of "
+            "arrays; build the array with operations (np.stack of the values, np.where) or "
+            "keep this part real."
         )
     if not op.rule.complex_ok:
         return (

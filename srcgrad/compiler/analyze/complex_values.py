@@ -18,7 +18,7 @@ import numpy as np
 
 from ...rules.complex_numbers import COMPLEX_RULES
 from .dtypes import hashable_in as _hashable_in
-from .facts import Facts, _static_attr, resolve_static
+from .facts import Facts, Op, _static_attr, resolve_static
 
 #: functions that may return complex numbers for real arguments (with the complex types)
 _COMPLEX_MAKERS = {
@@ -60,12 +60,17 @@ def _is_complex(value: Any) -> bool:
     return isinstance(dtype, np.dtype) and dtype.kind == "c"
 
 
-def complex_values(facts: Facts, assigns: list[ast.stmt], env: dict[str, Any]) -> dict[str, str]:
+def complex_values(
+    facts: Facts, assigns: list[ast.stmt], env: dict[str, Any]
+) -> tuple[dict[str, str], set[int]]:
     """Names that may hold complex numbers, each with where its complex value comes from:
     a complex constant, global or closure value, a cast to a complex dtype, a function
-    that may return complex numbers (``np.fft``, ``np.linalg.eig``, ``np.emath``), and
-    every operation on such a value but comparisons, ``abs`` and the like."""
+    that may return complex numbers (``np.fft``, ``np.linalg.eig``, ``np.emath``, a
+    function of the user's that does), and every operation on such a value but
+    comparisons, ``abs`` and the like. Also the statements (by id) whose own operation
+    gives a complex value (a name is complex where one of its definitions is)."""
     found: dict[str, str] = {}
+    sites: set[int] = set()
 
     def origin(atom: ast.expr) -> str | None:
         if isinstance(atom, ast.Constant):
@@ -84,46 +89,81 @@ def complex_values(facts: Facts, assigns: list[ast.stmt], env: dict[str, Any]) -
         return None
 
     for _ in range(len(assigns) + 1):
-        before = len(found)
+        before = len(sites)
         for stmt in assigns:
+            if id(stmt) in sites:
+                continue
             op = facts.ops[stmt]
-            if op.target in found:
-                continue
-            callee = op.callee
-            module = getattr(callee, "__module__", None) or ""
-            if op.ctx is not None and op.rule is not None and op.rule.nondiff:
-                continue  # comparisons, shapes, rounding: real
-            name = getattr(callee, "__name__", "")
-            if op.key in _COMPLEX_HELPERS:
-                found[op.target] = "srcgrad's adjoint of np.fft.irfft is complex"
-                continue
-            if callee is not None and (
-                _hashable_in(callee, _COMPLEX_MAKERS)
-                or (module.startswith(_COMPLEX_MODULES) and name not in _REAL_FFT)
-                or (module.startswith("scipy.linalg") and name in _COMPLEX_SCIPY)
-            ):
-                found[op.target] = (
-                    f"it is made by {name}"
-                    if isinstance(callee, type)
-                    else f"{name} may return complex numbers"
-                )
-                continue
-            dtype = op.args.get("dtype") if op.ctx is not None else None
-            if dtype is not None and op.problem and "complex" in op.problem:
-                found[op.target] = f"it is cast to {ast.unparse(dtype)}"
-                continue
-            if _hashable_in(op.key, _REAL_PARTS) or (
-                module.startswith(_COMPLEX_MODULES) and name in _REAL_OF_COMPLEX_FFT
-            ):
-                continue
-            for atom in op.args.values():
-                why = origin(atom)
-                if why is not None:
-                    found[op.target] = why
-                    break
-        if len(found) == before:
+            why = _made_complex(op)
+            if why is None and not _real_result(op):
+                why = next(filter(None, map(origin, op.args.values())), None)
+            if why is not None:
+                sites.add(id(stmt))
+                found.setdefault(op.target, why)
+        if len(sites) == before:
             break
-    return found
+    return found, sites
+
+
+def _made_complex(op: Op) -> str | None:
+    """Why ``op`` gives a complex value whatever its operands, or None."""
+    callee = op.callee
+    module = getattr(callee, "__module__", None) or ""
+    name = getattr(callee, "__name__", "")
+    if ("helper", getattr(callee, "__srcgrad_helper__", None)) in _COMPLEX_HELPERS:
+        return "srcgrad's adjoint of np.fft.irfft is complex"
+    if callee is not None and (
+        _hashable_in(callee, _COMPLEX_MAKERS)
+        or (module.startswith(_COMPLEX_MODULES) and name not in _REAL_FFT)
+        or (module.startswith("scipy.linalg") and name in _COMPLEX_SCIPY)
+    ):
+        return f"it is made by {name}" if isinstance(callee, type) else f"{name} may return complex numbers"
+    dtype = op.args.get("dtype") if op.ctx is not None else None
+    if dtype is not None and op.problem and "complex" in op.problem:
+        return f"it is cast to {ast.unparse(dtype)}"
+    if op.call_args is not None and callee is not None and _returns_complex(callee):
+        return f"{name or 'the function called'} returns complex numbers"
+    return None
+
+
+def _real_result(op: Op) -> bool:
+    """Whether ``op`` gives a real value whatever its operands: comparisons, shapes,
+    rounding, ``abs``, ``real``, ``imag``, ``angle``, ``irfft``."""
+    if op.ctx is not None and op.rule is not None and op.rule.nondiff:
+        return True
+    module = getattr(op.callee, "__module__", None) or ""
+    name = getattr(op.callee, "__name__", "")
+    return _hashable_in(op.key, _REAL_PARTS) or (
+        module.startswith(_COMPLEX_MODULES) and name in _REAL_OF_COMPLEX_FFT
+    )
+
+
+#: functions of the user's being read by :func:`_returns_complex` (recursion)
+_READING: set[Any] = set()
+
+
+def _returns_complex(func: Any) -> bool:
+    """Whether a function of the user's, called with real arguments, may return complex
+    numbers (or a tuple or list holding some), found by this analysis of its own code;
+    True where that code cannot be read (recursion included)."""
+    if func in _READING:
+        return True
+    _READING.add(func)
+    try:
+        from ..normalize.lower import normalize
+        from ..parse import parse
+        from . import analyze
+
+        norm = normalize(parse(func))
+        facts = analyze(norm, [], {}, check=False)
+    except Exception:  # noqa: BLE001 (any problem there: assume the worst here)
+        return True
+    finally:
+        _READING.discard(func)
+    value = norm.tree.body[-1].value
+    if isinstance(value, ast.Constant):
+        return _is_complex(value.value)
+    return isinstance(value, ast.Name) and value.id in facts.complex
 
 
 def use_complex_rules(facts: Facts) -> None:

@@ -107,6 +107,8 @@ class Facts:
     statics: dict[str, Any] = field(default_factory=dict)
     #: names that may hold complex numbers, each with where its complex value comes from
     complex: dict[str, str] = field(default_factory=dict)
+    #: the statements (by id) whose own operation gives a complex value
+    complex_sites: set[int] = field(default_factory=set)
     #: the function's free names resolved (for :meth:`proven_floats`)
     env: dict[str, Any] = field(default_factory=dict, repr=False)
 
