@@ -52,9 +52,10 @@ def transfer_matrix(k, d):
     phase = np.exp(1j * k * d)
     m = np.array([[1.0, 0.0], [0.0, 1.0]]) + 0j
     for i in range(d.shape[0]):
-        layer = np.array([[1.0, 0.0], [0.0, 0.0]]) * phase[i] + np.array(
-            [[0.0, 0.0], [0.0, 1.0]]
-        ) / phase[i]
+        layer = (
+            np.array([[1.0, 0.0], [0.0, 0.0]]) * phase[i]
+            + np.array([[0.0, 0.0], [0.0, 1.0]]) / phase[i]
+        )
         m = m @ layer
     r = m[0, 1] / m[1, 1] + 0.3 * m[0, 0]
     return np.abs(r) ** 2

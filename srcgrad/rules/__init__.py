@@ -243,6 +243,7 @@ SEQUENCE_RULES: dict[str, Rule] = {}
 
 # the modules that fill RULES
 from . import (  # noqa: E402,F401
+    complex_numbers,
     elementwise,
     fft,
     indexing,
@@ -255,4 +256,5 @@ from . import (  # noqa: E402,F401
     scipy_stats,
     shapes,
 )
-from . import complex_numbers  # noqa: E402,F401  (last: it marks the rules above)
+
+complex_numbers.mark_rules()  # (once every module has registered its rules)

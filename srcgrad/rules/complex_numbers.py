@@ -41,7 +41,7 @@ import builtins
 
 import numpy as np
 
-from . import RULES, Rule, register
+from . import RULES, Rule
 from .builders import _max_rank, elementwise, nondiff
 
 #: rules for complex operands where they differ from those for real ones (same keys)
@@ -68,24 +68,6 @@ def _both(keys: list, name: str, real: str | None, complex_jvp: str, complex_vjp
         RULES[key].complex_ok = True
         COMPLEX_RULES[key] = rule
 
-
-_both([np.real, ("attr", "real")], "np.real", "g", "np.real(g)", "g + 0j")
-_both([np.imag, ("attr", "imag")], "np.imag", None, "np.imag(g)", "-1j * g")
-_both(
-    [np.conj, np.conjugate, ("method", "conj"), ("method", "conjugate")],
-    "np.conj",
-    "g",
-    "np.conj(g)",
-    "np.conj(g)",
-)
-_both([np.angle], "np.angle", None, "np.imag(np.conj(x) * g) / np.abs(x) ** 2", "-1j * g * np.conj(x) / np.abs(x) ** 2")
-_both(
-    [np.abs, np.absolute, builtins.abs],
-    "np.abs",
-    "g * np.sign(x)",
-    "np.real(np.conj(x) * g) / ans",
-    "g * np.conj(x) / ans",
-)
 
 #: rules whose templates hold for complex operands as written (see the module's
 #: docstring): holomorphic elementwise functions, linear maps, products
@@ -180,5 +162,33 @@ HOLOMORPHIC = [
         )
     ),
 ]
-for _key in HOLOMORPHIC:
-    RULES[_key].complex_ok = True
+
+
+def mark_rules() -> None:
+    """Register the rules for complex operands and mark the holomorphic ones (called
+    once every module of :mod:`srcgrad.rules` has registered its own)."""
+    _both([np.real, ("attr", "real")], "np.real", "g", "np.real(g)", "g + 0j")
+    _both([np.imag, ("attr", "imag")], "np.imag", None, "np.imag(g)", "-1j * g")
+    _both(
+        [np.conj, np.conjugate, ("method", "conj"), ("method", "conjugate")],
+        "np.conj",
+        "g",
+        "np.conj(g)",
+        "np.conj(g)",
+    )
+    _both(
+        [np.angle],
+        "np.angle",
+        None,
+        "np.imag(np.conj(x) * g) / np.abs(x) ** 2",
+        "-1j * g * np.conj(x) / np.abs(x) ** 2",
+    )
+    _both(
+        [np.abs, np.absolute, builtins.abs],
+        "np.abs",
+        "g * np.sign(x)",
+        "np.real(np.conj(x) * g) / ans",
+        "g * np.conj(x) / ans",
+    )
+    for key in HOLOMORPHIC:
+        RULES[key].complex_ok = True

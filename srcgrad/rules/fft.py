@@ -44,7 +44,8 @@ _AXES = dict(
 )
 
 for _f in (np.fft.fft, np.fft.ifft):
-    register(_f, Rule(name=f"np.fft.{_f.__name__}", jvp={"a": linear}, vjp={"a": linear}, **_ONE_AXIS))
+    name = f"np.fft.{_f.__name__}"
+    register(_f, Rule(name=name, jvp={"a": linear}, vjp={"a": linear}, **_ONE_AXIS))
 for _f in (np.fft.fft2, np.fft.ifft2):
     register(
         _f,

@@ -15,8 +15,7 @@ from ...rules.builders import operation_name
 from ...rules.fft import REAL_INPUT
 from ..normalize.lower import Normalized
 from .dtypes import check_writes
-from .dtypes import hashable_in as _hashable_in
-from .facts import Facts, Op, _static_attr, is_append, is_setitem, makes_sequence, resolve_static
+from .facts import Facts, Op, is_append, is_setitem, makes_sequence
 
 
 def check_facts(norm: Normalized, facts: Facts) -> None:
@@ -323,7 +322,9 @@ def _complex_problem(norm: Normalized, facts: Facts, op: Op) -> str | None:
         )
     if op.key in ("pack", "append") and not op.problem:
         return None  # (a list or tuple holds a complex number as it is)
-    if op.key == "setitem" or op.rule is None or op.problem:
+    if op.key != "setitem" and (op.rule is None or op.problem):
+        return None  # (no derivative at all: refused as such, saying why)
+    if op.key == "setitem":
         return (
             f"{start} through arithmetic, numpy's elementwise functions, sums, products, "
             "indexing, lists, np.fft and np.real/imag/conj/abs/angle, not yet into items of "

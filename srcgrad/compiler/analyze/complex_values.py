@@ -117,7 +117,9 @@ def _made_complex(op: Op) -> str | None:
         or (module.startswith(_COMPLEX_MODULES) and name not in _REAL_FFT)
         or (module.startswith("scipy.linalg") and name in _COMPLEX_SCIPY)
     ):
-        return f"it is made by {name}" if isinstance(callee, type) else f"{name} may return complex numbers"
+        if isinstance(callee, type):
+            return f"it is made by {name}"
+        return f"{name} may return complex numbers"
     dtype = op.args.get("dtype") if op.ctx is not None else None
     if dtype is not None and op.problem and "complex" in op.problem:
         return f"it is cast to {ast.unparse(dtype)}"
@@ -175,7 +177,8 @@ def use_complex_rules(facts: Facts) -> None:
     for op in facts.ops.values():
         if op.ctx is None or op.problem or not _hashable_in(op.key, COMPLEX_RULES):
             continue
-        if any(isinstance(a, ast.Name) and a.id in found or _complex_constant(a) for a in op.args.values()):
+        args = op.args.values()
+        if any(isinstance(a, ast.Name) and a.id in found or _complex_constant(a) for a in args):
             op.rule = COMPLEX_RULES[op.key]
             op.ctx = dataclasses.replace(op.ctx, rule=op.rule)
 

@@ -2,10 +2,12 @@
 adjoints of the real transforms, which are not the transform itself.
 
 Adjoints follow the convention of :mod:`srcgrad.rules.complex_numbers`
-(``dL = Re(z_bar * dz)``). Both helpers are linear in ``g``; like every helper, each is copied as source into the
-generated module, so it reads no module-level name but ``np``."""
+(``dL = Re(z_bar * dz)``). Both helpers are linear in ``g``; like every helper, each is
+copied as source into the generated module, so it reads no module-level name but
+``np``."""
 
 import numpy as np
+
 
 def rfft_adjoint(g, x, axis, norm):
     """The adjoint of ``np.fft.rfft(x, axis=axis, norm=norm)``: the rows of the DFT it
