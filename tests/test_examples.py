@@ -61,6 +61,16 @@ CASES = [
         ["ode_fit.png"],
     ),
     (
+        "filter_fit.py",
+        ["matplotlib"],
+        [
+            "check_grads: reverse mode, forward mode and finite differences agree",
+            "h_bar = response_bwd(h, spectrum_rec, spectrum_bar)",
+            "final loss",
+        ],
+        ["filter_fit.png"],
+    ),
+    (
         "recursion.py",
         [],
         [
