@@ -203,10 +203,34 @@ def _check_differentiable(name: str, value: Any, fname: str) -> None:
             "b": "a boolean",
             "c": "a complex",
         }.get(dtype.kind, f"a {dtype}")
+        if dtype.kind == "c":
+            raise TypeError(
+                f"cannot differentiate {fname} with respect to {name!r}: it is a complex "
+                "array, and srcgrad differentiates with respect to real numbers; pass its real "
+                f"and imaginary parts ({name}.real, {name}.imag) as two arguments and make "
+                "the complex value inside the function (z = x + 1j * y)"
+            )
         raise TypeError(
             f"cannot differentiate {fname} with respect to {name!r}: it is {kind} array; "
             f"pass a float array, e.g. {name}.astype(float)"
         )
+
+
+def check_not_complex(params: Sequence[str], values: Sequence[Any], fname: str) -> None:
+    """Refuse a complex argument (an array, a number, a leaf of a pytree): srcgrad's
+    analysis finds complex values where the code makes them, not where they come in."""
+    for param, value in zip(params, values):
+        if any(np.iscomplexobj(leaf) for leaf in pytree.leaves(value) if _numeric(leaf)):
+            raise TypeError(
+                f"{fname} got a complex argument {param!r}; srcgrad takes real arguments and "
+                "differentiates complex values the function makes itself: pass the real and "
+                f"imaginary parts ({param}.real, {param}.imag) as two arguments and make the "
+                "complex value inside the function (z = x + 1j * y)"
+            )
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, (complex, np.ndarray, np.generic)) or hasattr(value, "dtype")
 
 
 def _lazy(x: Any) -> Any:

@@ -25,6 +25,7 @@ from .arguments import (
     _rank,
     _unused_name,
     _wide_axes,
+    check_not_complex,
 )
 from .backends import NUMPY, Backend, backend_of, check_arguments
 from .cache import (
@@ -353,6 +354,7 @@ class Derivative:
         check_arguments(values, self._params, self.__name__)
         for w in self.wrt:
             _check_differentiable(w, values[self._params.index(w)], self.__name__)
+        check_not_complex(self._params, values, self.__name__)
         backend = backend_of(values, self._params)
         if backend.name == "dask" and extras:  # numpy tangents or cotangent: dask too
             extras = [pytree.map_leaves(_lazy, e) for e in extras]

@@ -224,3 +224,16 @@ def test_refused(f, mode):
 def test_complex_arguments_are_refused_with_a_hint():
     with pytest.raises(TypeError, match="complex array"):
         srcgrad.grad(complex_result)(np.array([1 + 2j]))
+
+
+def test_complex_arguments_not_differentiated_are_refused_too():
+    """The analysis finds complex values where the code makes them: a complex argument
+    would reach ``np.abs`` through the rule for real numbers (``sign(z)``)."""
+
+    def scaled(x, c):
+        return np.sum(np.abs(x * c))
+
+    with pytest.raises(TypeError, match="complex argument 'c'"):
+        srcgrad.grad(scaled)(np.array([0.5, 1.0]), np.array([1 + 2j, 0.5j]))
+    with pytest.raises(TypeError, match="complex argument 'c'"):
+        srcgrad.grad(scaled)(np.array([0.5, 1.0]), {"a": 1j})

@@ -11,7 +11,10 @@ read for complex numbers."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
+import types
+import weakref
 from typing import Any
 
 import numpy as np
@@ -140,32 +143,97 @@ def _real_result(op: Op) -> bool:
     )
 
 
-#: functions of the user's being read by :func:`_returns_complex` (recursion)
+#: functions of the user's being read by :func:`_returns_complex` (recursion), and the
+#: answers found (by function: a function's code does not change under it)
 _READING: set[Any] = set()
+_ANSWERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+#: names whose presence in a function's code may make complex numbers
+_COMPLEX_NAMES = frozenset(
+    {"fft", "complex", "complex64", "complex128", "clongdouble", "csingle", "cdouble"}
+    | {"eig", "eigvals", "roots", "emath", "scimath", "cmath", "logm", "sqrtm", "rsf2csf"}
+)
 
 
 def _returns_complex(func: Any) -> bool:
     """Whether a function of the user's, called with real arguments, may return complex
-    numbers (or a tuple or list holding some), found by this analysis of its own code;
-    True where that code cannot be read (recursion included)."""
+    numbers (or a tuple or list holding some), found by this analysis of its own code
+    where a look at its code objects cannot rule it out. Within a recursion the function
+    read is taken to return real numbers (the least fixed point: a complex value must
+    come from somewhere else in it); where its code cannot be read, complex."""
     if func in _READING:
-        return True
-    _READING.add(func)
+        return False
     try:
-        from ..normalize.lower import normalize
-        from ..parse import parse
-        from . import analyze
+        known = _ANSWERS.get(func)
+    except TypeError:  # (not weakly referable)
+        known = None
+    if known is not None:
+        return known
+    if not _may_make_complex(func, set()):
+        answer = False
+    else:
+        _READING.add(func)
+        try:
+            from ..normalize.lower import normalize
+            from ..parse import parse
+            from . import analyze
 
-        norm = normalize(parse(func))
-        facts = analyze(norm, [], {}, check=False)
-    except Exception:  # noqa: BLE001 (any problem there: assume the worst here)
+            norm = normalize(parse(func))
+            facts = analyze(norm, [], {}, check=False)
+            value = norm.tree.body[-1].value
+            if isinstance(value, ast.Constant):
+                answer = _is_complex(value.value)
+            else:
+                answer = isinstance(value, ast.Name) and value.id in facts.complex
+        except Exception:  # noqa: BLE001 (any problem there: assume the worst here)
+            answer = True
+        finally:
+            _READING.discard(func)
+    with contextlib.suppress(TypeError):
+        _ANSWERS[func] = answer
+    return answer
+
+
+def _may_make_complex(func: Any, seen: set[int]) -> bool:
+    """Whether ``func``'s code (its nested code objects, the functions of the user's it
+    names, globals and closure values included) mentions a complex constant or value or
+    a name of :data:`_COMPLEX_NAMES`: False rules complex results out."""
+    if id(func) in seen:
+        return False
+    seen.add(id(func))
+    code = getattr(func, "__code__", None)
+    if code is None:
         return True
-    finally:
-        _READING.discard(func)
-    value = norm.tree.body[-1].value
-    if isinstance(value, ast.Constant):
-        return _is_complex(value.value)
-    return isinstance(value, ast.Name) and value.id in facts.complex
+    namespace = getattr(func, "__globals__", {})
+    cells = [c.cell_contents for c in func.__closure__ or () if _filled(c)]
+    stack = [code]
+    while stack:
+        co = stack.pop()
+        for const in co.co_consts:
+            if isinstance(const, types.CodeType):
+                stack.append(const)
+            elif isinstance(const, complex):
+                return True
+        for name in co.co_names:
+            if name in _COMPLEX_NAMES:
+                return True
+            if name in namespace and _value_may_be_complex(namespace[name], seen):
+                return True
+    return any(_value_may_be_complex(v, seen) for v in cells)
+
+
+def _value_may_be_complex(value: Any, seen: set[int]) -> bool:
+    if isinstance(value, types.FunctionType):
+        return _may_make_complex(value, seen)
+    return _is_complex(value)
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+    except ValueError:
+        return False
+    return True
 
 
 def use_complex_rules(facts: Facts) -> None:
