@@ -230,7 +230,8 @@ def check_not_complex(params: Sequence[str], values: Sequence[Any], fname: str) 
 
 
 def _numeric(value: Any) -> bool:
-    return isinstance(value, (complex, np.ndarray, np.generic)) or hasattr(value, "dtype")
+    """An array or a number (a module has a ``dtype`` too: ``np.dtype``)."""
+    return isinstance(value, complex) or isinstance(getattr(value, "dtype", None), np.dtype)
 
 
 def _lazy(x: Any) -> Any:

@@ -23,8 +23,9 @@ def test_rules_lists_one_function_per_line_with_its_modes():
         cwd=ROOT,
     )
     lines = dict(line.split(None, 1) for line in result.stdout.splitlines())
-    assert lines["numpy.exp"] == "forward reverse"
-    assert lines["ndarray.sum()"] == "forward reverse"
+    assert lines["numpy.exp"] == "forward reverse (complex too)"
+    assert lines["ndarray.sum()"] == "forward reverse (complex too)"
+    assert lines["numpy.maximum"] == "forward reverse"
     assert lines["numpy.shape"] == "forward reverse (zero derivative)"
     assert lines["math.sin"] == "forward reverse"
 

@@ -322,6 +322,14 @@ def _complex_problem(norm: Normalized, facts: Facts, op: Op) -> str | None:
         )
     if op.key in ("pack", "append") and not op.problem:
         return None  # (a list or tuple holds a complex number as it is)
+    if op.problem and "complex" in op.problem:  # (a cast to a complex dtype)
+        return op.problem
+    if op.rule is None and not operands and op.call_args is None:  # np.complex128(x)...
+        return (
+            f"this value is complex ({why}), and srcgrad does not differentiate the making "
+            "of complex numbers of real ones by this call yet; write `x + 0j` (or "
+            "`x + 1j * y`) for a complex value made of real ones."
+        )
     if op.key != "setitem" and (op.rule is None or op.problem):
         return None  # (no derivative at all: refused as such, saying why)
     if op.key == "setitem":

@@ -226,8 +226,9 @@ def _cast(rule: Rule, dtype: ast.expr, env: dict[str, Any]) -> tuple[Rule, str |
         return dataclasses.replace(rule, nondiff=True), None
     if kind == "c":
         return rule, (
-            f"{rule.name} with {text} makes complex numbers, and srcgrad does not "
-            "differentiate complex numbers yet"
+            f"{rule.name} with {text} makes complex numbers of real ones, and srcgrad "
+            "does not differentiate a cast to a complex dtype yet; write `x + 0j` for a "
+            "complex copy of a real `x`"
         )
     return rule, f"srcgrad differentiates {rule.name} only to a float dtype, not {text}"
 
