@@ -11,6 +11,8 @@ rows of :func:`test_refused`.
 
 from __future__ import annotations
 
+import types
+
 import autograd
 import functions_complex as fc
 import numpy as np
@@ -237,3 +239,23 @@ def test_complex_arguments_not_differentiated_are_refused_too():
         srcgrad.grad(scaled)(np.array([0.5, 1.0]), np.array([1 + 2j, 0.5j]))
     with pytest.raises(TypeError, match="complex argument 'c'"):
         srcgrad.grad(scaled)(np.array([0.5, 1.0]), {"a": 1j})
+
+
+SETTINGS = types.SimpleNamespace(C=np.array([1 + 2j, 0.5 - 1j]))
+
+
+def scaled_by_settings(x):
+    return x * SETTINGS.C
+
+
+def through_an_attribute(x):
+    return np.sum(np.abs(scaled_by_settings(x)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_helper_reading_complex_numbers_off_an_object(mode):
+    """The helper's result is complex through ``SETTINGS.C``, which no name in its code
+    says: the caller must still take ``np.abs`` of it as a complex number."""
+    x = np.array([0.7, -1.3])
+    got = srcgrad.grad(through_an_attribute, mode=mode)(x)
+    np.testing.assert_allclose(got, np.abs(SETTINGS.C) * np.sign(x), rtol=1e-12)

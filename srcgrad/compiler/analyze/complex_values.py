@@ -214,18 +214,29 @@ def _may_make_complex(func: Any, seen: set[int]) -> bool:
                 stack.append(const)
             elif isinstance(const, complex):
                 return True
-        for name in co.co_names:
+        names = co.co_names
+        for name in names:
             if name in _COMPLEX_NAMES:
                 return True
-            if name in namespace and _value_may_be_complex(namespace[name], seen):
+            if name in namespace and _value_may_be_complex(namespace[name], names, seen):
                 return True
-    return any(_value_may_be_complex(v, seen) for v in cells)
+    return any(_value_may_be_complex(v, code.co_names, seen) for v in cells)
 
 
-def _value_may_be_complex(value: Any, seen: set[int]) -> bool:
+def _value_may_be_complex(value: Any, names: tuple[str, ...], seen: set[int]) -> bool:
+    """Whether ``value``, a global or closure value a function reads, may hold or make
+    complex numbers: a function of the user's that may, a complex value, a module with a
+    complex value under one of the ``names`` the code reads (``consts.C``), any other
+    object (its attributes may be complex: the analysis decides)."""
     if isinstance(value, types.FunctionType):
         return _may_make_complex(value, seen)
-    return _is_complex(value)
+    if isinstance(value, types.ModuleType):
+        return any(_is_complex(getattr(value, n, None)) for n in names)
+    if value is None or isinstance(value, (bool, int, float, str, type, types.BuiltinFunctionType)):
+        return False
+    if isinstance(value, (np.ndarray, np.generic)) or callable(value):
+        return _is_complex(value)  # (a ufunc, a numpy array)
+    return True
 
 
 def _filled(cell: Any) -> bool:
