@@ -106,6 +106,11 @@ class Derivative:
         #: quick calls (see __call__) by _quick_key, and by _code_key for other shapes
         self._quick: dict[tuple, _QuickCall] = {}
         self._quick_by_code: dict[tuple, _QuickCall] = {}
+        #: the vjp of a gradient: the gradient, with respect to ``wrt``, of the function's
+        #: jvp along the cotangent (see _vjp_of_gradient)
+        self._over_gradient: Derivative | None = None
+        if kind == "vjp" and self._inner is not None and self._inner.kind == "grad":
+            self._over_gradient = _vjp_of_gradient(self._inner, self)
 
     def _add_extra_parameters(self, inner: Derivative) -> None:
         """Add the parameters after the function's that the code of the derivative
@@ -173,6 +178,23 @@ class Derivative:
             self._wrappers[key] = (derived, wrapper)
         return wrapper
 
+    def _call_over_gradient(self, args: tuple, kwargs: dict) -> Any:
+        """The vjp of a gradient: the cotangent (shaped like the gradient: a tuple for a
+        tuple ``wrt``) is the tangent of the function's jvp, one part per argument."""
+        if len(args) < 1:
+            raise TypeError(self._usage(len(args) + len(kwargs)))
+        *values, dout = args
+        gradient = self._inner
+        parts = tuple(dout) if gradient._wrt_tuple and isinstance(dout, (tuple, list)) else (dout,)
+        if len(parts) != len(gradient.wrt):
+            raise TypeError(
+                f"{self!r} takes a cotangent shaped like the gradient: a tuple of "
+                f"{len(gradient.wrt)} arrays, one for each of {tuple(gradient.wrt)}"
+            )
+        result = self._over_gradient(*values, *parts, **kwargs)
+        self._last = self._over_gradient._last
+        return result
+
     def _derived(
         self,
         ranks: dict[str, Any],
@@ -186,6 +208,12 @@ class Derivative:
         ``floats``: the parameters whose arguments are floats (numbers or float arrays);
         ``statics``: (parameter, function) for the arguments that are functions (the code
         calls their derivatives: it is made for those very functions)."""
+        if self._over_gradient is not None:
+            raise TypeError(
+                f"srcgrad does not differentiate {self!r} again (it is reverse mode over "
+                "forward-mode code already); differentiate the function itself to the order "
+                "you need"
+            )
         ranks_key = tuple(ranks.get(p) for p in self._params)
         floats = frozenset(floats) & set(self._params)
         wide = wide if self._inner is None and wide is not None else ()
@@ -323,6 +351,8 @@ class Derivative:
 
     # -- calling -------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._over_gradient is not None:
+            return self._call_over_gradient(args, kwargs)
         extras: Sequence[Any] = ()
         extra_count = self._extra_count
         if extra_count:
@@ -509,3 +539,17 @@ def _check_written_apart(
                     "view of it): numpy's write would change both. Pass a copy "
                     f"({params[j]}.copy()) for one of them."
                 )
+
+
+def _vjp_of_gradient(gradient: Derivative, outer: Derivative) -> Derivative:
+    """The vjp of ``gradient`` (``grad(f, wrt=W)``) with respect to ``outer.wrt``, as
+    reverse mode over ``f``'s forward-mode code: the cotangent ``u`` of ``grad f`` gives
+    ``u . d(grad_W f)/d(args) = grad_args <grad_W f, u>``, and ``<grad_W f, u>`` is the
+    tangent output of ``jvp(f, wrt=W)`` along ``u``. Exact, with no symmetry assumed
+    (JAX's ``jacrev(grad(f))``: reverse over reverse gives the same numbers)."""
+    tangents = Derivative(
+        gradient.__wrapped__,
+        "jvp",
+        tuple(gradient.wrt) if gradient._wrt_tuple else gradient.wrt[0],
+    )
+    return Derivative(tangents, "grad", tuple(outer.wrt) if outer._wrt_tuple else outer.wrt[0])

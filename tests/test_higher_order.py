@@ -149,9 +149,14 @@ def test_generated_code_of_a_derivative_of_a_derivative_is_readable():
     assert "x_bar_dot" in d2.source
 
 
-def test_reverse_mode_over_a_derivative_is_a_clear_error():
+def test_reverse_mode_over_a_vjp_is_a_clear_error():
     with pytest.raises(TypeError, match="not reverse mode again"):
-        srcgrad.vjp(srcgrad.grad(cubic_plus_sin))
+        srcgrad.vjp(srcgrad.vjp(cubic_plus_sin))
+    with pytest.raises(TypeError, match="pass mode='forward'"):
+        srcgrad.jacobian(srcgrad.vjp(cubic_plus_sin), mode="reverse")
+    over = srcgrad.vjp(srcgrad.grad(cubic_plus_sin))
+    with pytest.raises(TypeError, match="does not differentiate"):
+        srcgrad.jvp(over)(0.7, 1.0, 1.0)
 
 
 def test_grad_of_a_forward_grad_needs_a_scalar_argument():

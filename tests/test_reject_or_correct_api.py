@@ -105,9 +105,10 @@ def _higher_order_cases():
 def _refusal(outer, kind, func, j, args, twin):
     """The error a combination is refused with (type, message fragment), or None."""
     reverse_inner = kind in ("grad", "vjp")
-    if outer == "vjp" and reverse_inner:
+    # (the vjp of a gradient is reverse mode over the function's forward-mode code)
+    if outer == "vjp" and kind == "vjp":
         return TypeError, "not reverse mode again"
-    if outer == "jacobian_reverse" and reverse_inner:
+    if outer == "jacobian_reverse" and kind == "vjp":
         return TypeError, "pass mode='forward'"
     scalar = np.ndim(twin(*args)) == 0
     if outer in ("grad", "grad_forward", "value_and_grad", "hvp") and not scalar:
