@@ -220,3 +220,47 @@ register(
         jvp={"a": "g * (digamma(a) - digamma(a + b))", "b": "g * (digamma(b) - digamma(a + b))"},
     ),
 )
+
+
+# -- the Poisson distribution: in mu; the count k and the shift loc are integers ------------
+_COUNT = "np.maximum(np.floor(k - loc), 0)"  # the count up to k, where it is one
+_PMF_AT_COUNT = f"np.exp({_COUNT} * np.log(mu) - mu - gammaln({_COUNT} + 1))"
+
+
+def _poisson_rules(poisson: Any) -> None:
+    """``poisson.logpmf(k, mu, loc)`` and friends, differentiated in ``mu``. The cdf is a
+    sum of pmf's, and its derivative telescopes to ``-pmf(floor(k - loc), mu)``."""
+    below = "np.floor(k - loc) < 0"  # the cdf is 0 there, the sf 1
+    at_count = f"np.where({below}, 0, {_PMF_AT_COUNT})"
+    relative = (
+        f"np.where({below}, 0, np.exp({_COUNT} * np.log(mu) - mu - gammaln({_COUNT} + 1) - ans))"
+    )
+    templates = {
+        # 0 where the pmf is 0 (k - loc negative or not a whole number)
+        "logpmf": "g * np.where(ans > -np.inf, xdivy(k - loc, mu) - 1, 0)",
+        "pmf": "g * ans * (xdivy(k - loc, mu) - 1)",
+        "cdf": f"-g * {at_count}",
+        "sf": f"g * {at_count}",
+        "logcdf": f"-g * {relative}",
+        "logsf": f"g * {relative}",
+    }
+    hint = (
+        "srcgrad differentiates scipy.stats.poisson.{} in mu only: k (a count) and loc "
+        "(its shift) are whole numbers, in which the distribution has no derivative"
+    )
+    for method, template in templates.items():
+        rule = Rule(
+            name=f"scipy.stats.poisson.{method}",
+            params=("k", "mu", "loc"),
+            defaults={"loc": 0},
+            jvp={"mu": template},
+            vjp={"mu": template},
+            elementwise=True,
+            rank=_max_rank,
+            hints=dict.fromkeys(("k", "loc"), hint.format(method)),
+        )
+        register(getattr(poisson, method), rule)
+
+
+if _stats is not None:
+    _poisson_rules(_stats.poisson)
