@@ -264,3 +264,45 @@ def _poisson_rules(poisson: Any) -> None:
 
 if _stats is not None:
     _poisson_rules(_stats.poisson)
+
+
+# -- the multivariate normal distribution: in x, mean and cov ---------------------------------
+_WHITE = "mvn_whiten(x, mean, cov)"  # inv(cov) @ (x - mean), one row per point
+_PER_POINT = "np.reshape(g, (-1, 1))"  # the adjoint, one row per point
+_POINTS = f"np.reshape(g, np.shape({_WHITE}))"  # the tangent of x, one row per point
+_LOGPDF_JVP = {
+    "x": f"np.reshape(-np.sum({_POINTS} * {_WHITE}, axis=-1), np.shape(ans))",
+    "mean": f"np.reshape(np.sum(g * {_WHITE}, axis=-1), np.shape(ans))",
+    "cov": f"np.reshape(mvn_cov_jvp(g, {_WHITE}, cov, mean), np.shape(ans))",
+}
+_LOGPDF_VJP = {
+    "x": f"np.reshape(-{_PER_POINT} * {_WHITE}, np.shape(x))",
+    "mean": f"unbroadcast(np.sum({_PER_POINT} * {_WHITE}, axis=0), mean)",
+    "cov": f"mvn_cov_vjp(g, {_WHITE}, cov, mean)",
+}
+
+
+def _unknown_rank(ctx: Any) -> None:
+    return None  # SciPy squeezes the result
+
+
+def _mvn_rules(mvn: Any) -> None:
+    """``multivariate_normal.logpdf(x, mean, cov)`` and ``pdf`` (``ans`` times the
+    derivatives of ``logpdf``)."""
+    pdf_jvp = {p: f"ans * {t}" for p, t in _LOGPDF_JVP.items()}
+    pdf_vjp = {p: re.sub(r"\bg\b", "(g * ans)", t) for p, t in _LOGPDF_VJP.items()}
+    for method, jvp, vjp in (("logpdf", _LOGPDF_JVP, _LOGPDF_VJP), ("pdf", pdf_jvp, pdf_vjp)):
+        rule = Rule(
+            name=f"scipy.stats.multivariate_normal.{method}",
+            params=("x", "mean", "cov", "allow_singular"),
+            defaults={"mean": None, "cov": 1, "allow_singular": False},
+            fixed={"allow_singular": False},
+            jvp=dict(jvp),
+            vjp=dict(vjp),
+            rank=_unknown_rank,
+        )
+        register(getattr(mvn, method), rule)
+
+
+if _stats is not None:
+    _mvn_rules(_stats.multivariate_normal)

@@ -5,6 +5,8 @@ Like :func:`srcgrad.runtime.digamma`, a helper that calls SciPy imports it when 
 called, so srcgrad and the modules it generates import without SciPy. Each is copied as
 source into the generated modules that call it."""
 
+import numpy as np
+
 
 def gammaln(x):
     """``scipy.special.gammaln(x)``, the log of the gamma function (the normalising
@@ -20,3 +22,56 @@ def betaln(a, b):
 
     return log_beta(a, b)
 
+
+
+# -- scipy.stats.multivariate_normal ------------------------------------------------------
+# SciPy reads cov as a matrix, a vector (its diagonal) or a number (times the identity),
+# of the dimension of mean where mean is given; x holds one point per row of its
+# flattening to that dimension (a 1-D x of dimension-1 points is one point per entry).
+
+
+def mvn_matrix(cov, mean):
+    """``cov`` as the covariance matrix SciPy reads it as."""
+    if np.ndim(cov) == 2:
+        return cov
+    if np.ndim(cov) == 1:
+        return np.diag(cov)
+    return cov * np.eye(1 if mean is None else np.size(mean), dtype=np.result_type(cov, 1.0))
+
+
+def mvn_whiten(x, mean, cov):
+    """``inv(cov) @ (x - mean)`` for each point of ``x``, one per row."""
+    c = mvn_matrix(cov, mean)
+    r = np.reshape(x, (-1, np.shape(c)[-1]))
+    if mean is not None:
+        r = r - mean
+    return mvn_swap(np.linalg.solve(c, mvn_swap(r)))
+
+
+def mvn_swap(m):
+    """The transpose of a matrix (a helper of its own, linear, for the rules of the others)."""
+    return np.swapaxes(m, -1, -2)
+
+
+def mvn_cov_jvp(g, s, cov, mean):
+    """Tangent of ``multivariate_normal.logpdf`` for the tangent ``g`` of ``cov``, one entry
+    per point (``s`` from ``mvn_whiten``): ``(s' e s - trace(inv(cov) e)) / 2`` with ``e``
+    the symmetric part of ``g`` as a matrix."""
+    e = mvn_matrix(g, mean)
+    e = (e + mvn_swap(e)) / 2
+    quadratic = np.sum((s @ e) * s, axis=-1)
+    return (quadratic - np.trace(np.linalg.solve(mvn_matrix(cov, mean), e))) / 2
+
+
+def mvn_cov_vjp(g, s, cov, mean):
+    """Adjoint of ``cov`` in ``multivariate_normal.logpdf`` for the adjoint ``g`` (one per
+    point): ``(s' diag(g) s - sum(g) inv(cov)) / 2``, symmetric, folded back to the form
+    ``cov`` came in (its diagonal for a vector, its trace for a number)."""
+    g = np.reshape(g, (-1, 1))
+    c = mvn_matrix(cov, mean)
+    adjoint = (mvn_swap(s) @ (g * s) - np.sum(g) * np.linalg.inv(c)) / 2
+    if np.ndim(cov) == 2:
+        return adjoint
+    if np.ndim(cov) == 1:
+        return np.diagonal(adjoint)
+    return np.trace(adjoint)
