@@ -1,21 +1,66 @@
-"""Rules for ``scipy.stats.norm``, the normal distribution, registered when SciPy is
-installed: ``norm.cdf``, ``norm.sf``, ``norm.pdf``, ``norm.logpdf``, ``norm.logcdf``
-and ``norm.logsf``, with ``loc`` and ``scale`` (all three differentiable), as
-statistics and finance code call them (Black-Scholes: ``norm.cdf(d1)``).
+"""Rules for ``scipy.stats``, registered when SciPy is installed: the continuous
+distributions ``norm``, ``t``, ``gamma``, ``beta``, ``expon``, ``lognorm``, ``laplace``,
+``cauchy`` and ``logistic`` (``logpdf``, ``pdf``, ``cdf``, ``sf``, ``logcdf``,
+``logsf``), ``poisson`` (``logpmf``, ``pmf``, ``cdf``, ``sf``, ``logcdf``, ``logsf``)
+and ``multivariate_normal`` (``logpdf``, ``pdf``), as statistics and finance code call
+them (Black-Scholes: ``norm.cdf(d1)``; a likelihood: ``np.sum(t.logpdf(r, df, scale=s))``).
 
 Rules are keyed by the bound methods (``scipy.stats.norm.cdf``), which compare equal
-each time they are looked up. With ``z = (x - loc) / scale`` and ``phi`` the standard
-density, each row is the derivative in ``x``; in ``loc`` it is the negative, and in
-``scale`` the one in ``x`` times ``-z`` (``logpdf``, ``pdf``: see the rows)::
+each time they are looked up. Frozen distributions (``norm(mu, s).logpdf(x)``) have no
+rules: a value srcgrad differentiates reaching one is an error that says to write
+``norm.logpdf(x, mu, s)`` (see ``frozen_hint``).
+
+**norm.** With ``z = (x - loc) / scale`` and ``phi`` the standard density, each row is
+the derivative in ``x``; in ``loc`` it is the negative, and in ``scale`` the one in
+``x`` times ``-z`` (``logpdf``, ``pdf``: see the rows)::
 
     cdf     g * phi(z) / scale                 sf      -g * phi(z) / scale
     logcdf  g * exp(log phi(z) - ans) / scale  logsf   -g * exp(log phi(z) - ans) / scale
     pdf     -g * ans * z / scale               (scale: g * ans * (z * z - 1) / scale)
     logpdf  -g * z / scale                     (scale: g * (z * z - 1) / scale)
 
-The templates use numpy alone, so the derivative code needs no SciPy beyond the
-user's own call. Other distributions (t, gamma, beta, poisson, multivariate_normal)
-have no rules yet: a call on a value srcgrad differentiates is a clear error.
+**Loc-scale families with shape parameters** (``t(df)``, ``gamma(a)``, ``beta(a, b)``,
+``lognorm(s)``, and ``expon``, ``laplace``, ``cauchy``, ``logistic``). Each is given by
+its standard log density ``L(z)`` and its slope ``L'(z)`` (the rows of ``_FAMILIES``);
+with ``f = exp(L(z))``::
+
+    logpdf  x: g * L'(z) / scale      scale: -g * (z * L'(z) + 1) / scale   shape: g * dL
+    pdf     the same times ans
+    cdf     x: g * f / scale          scale: -g * f * z / scale             shape: see below
+    logcdf  x: g * exp(L(z) - ans) / scale, and so on; sf, logsf: the negatives
+
+and in ``loc`` the negative of the derivative in ``x``. In the shape parameters the log
+density's derivative is closed (``dL``: ``t``'s df through digamma, ``gamma``'s a,
+``beta``'s a and b, ``lognorm``'s s); the cdf's is closed for ``lognorm``'s s only
+(``ndtr(log(z) / s)``). ``gamma.cdf`` in a, ``beta.cdf`` in a or b and ``t.cdf`` in df
+(regularized incomplete gamma and beta functions differentiated in their parameters)
+are not: an argument there that depends on the ``wrt`` inputs is an error saying so.
+Outside the support (``gamma``, ``lognorm``, ``expon``: ``z < 0``; ``beta``: outside
+``(0, 1)``) the formulas are evaluated at a point inside it and the derivative is 0:
+the density is 0 there (and its log ``-inf``), the cdf 0 or 1. Densities and cdf's are
+SciPy's float64 whatever the arguments' dtype.
+
+**poisson**, in ``mu`` only: ``logpmf``: ``g * (xdivy(k - loc, mu) - 1)`` (0 where the
+pmf is 0), ``pmf``: ``ans`` times that, ``cdf``: ``-g * pmf(floor(k - loc), mu)`` (the
+sum telescopes), ``sf`` its negative, ``logcdf``/``logsf`` those over ``exp(ans)``. The
+count ``k`` and the shift ``loc`` are whole numbers: one that depends on the ``wrt``
+inputs is an error.
+
+**multivariate_normal**, in ``x``, ``mean`` and ``cov``, with ``s = inv(cov) (x - mean)``
+for each point: ``logpdf``: ``-g s`` in ``x``, ``g s`` summed over the points in
+``mean``, ``(s s' - inv(cov)) g / 2`` summed in ``cov``; ``pdf``: ``ans`` times those.
+``cov`` may be a matrix, a vector (its diagonal) or a number (times the identity), as
+SciPy reads it; ``allow_singular`` must stay ``False``. SciPy reads one triangle of a
+matrix ``cov`` (``eigh``); as for ``np.linalg.cholesky`` and ``eigh`` (and JAX), the
+derivative treats ``cov`` as symmetric: a tangent ``dcov`` counts as its symmetric part
+``(dcov + dcov.T) / 2`` and the adjoint is symmetric, so both agree with finite
+differences along symmetric directions (differentiate functions of symmetric matrices,
+``cov = l @ l.T + d``, where every view agrees).
+
+The templates use numpy and srcgrad's helpers (``digamma``, ``gammaln``, ``betaln``,
+``xdivy``, which import SciPy when called; ``mvn_whiten`` and friends in
+:mod:`srcgrad.rules.helpers.scipy`), so the derivative code needs no SciPy object beyond
+the user's own call.
 """
 
 from __future__ import annotations
@@ -32,6 +77,16 @@ try:
     from scipy.stats import norm as _norm
 except ImportError:  # srcgrad does not require SciPy: no rules then
     _stats = _norm = None
+try:  # the classes of distributions and of frozen ones (SciPy's private modules)
+    from scipy.stats._distn_infrastructure import rv_frozen as _rv_frozen
+    from scipy.stats._distn_infrastructure import rv_generic as _rv_generic
+    from scipy.stats._multivariate import multi_rv_frozen as _multi_rv_frozen
+    from scipy.stats._multivariate import multi_rv_generic as _multi_rv_generic
+
+    _DISTRIBUTIONS = (_rv_generic, _multi_rv_generic)
+    _FROZEN = (_rv_frozen, _multi_rv_frozen)
+except ImportError:
+    _DISTRIBUTIONS = _FROZEN = ()
 
 _Z = "((x - loc) / scale)"
 _PHI = f"np.exp(-0.5 * {_Z} ** 2) / math.sqrt(2 * math.pi)"
@@ -306,3 +361,33 @@ def _mvn_rules(mvn: Any) -> None:
 
 if _stats is not None:
     _mvn_rules(_stats.multivariate_normal)
+
+
+# -- frozen distributions: refused, with what to write instead --------------------------------
+#: the methods of a frozen distribution a user may call on a value srcgrad differentiates
+_FROZEN_METHODS = frozenset(
+    ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "logpmf", "pmf", "ppf", "isf")
+)
+_FROZEN_ADVICE = (
+    "srcgrad does not differentiate frozen scipy.stats distributions (`dist = norm(mu, s)`, "
+    "then `dist.logpdf(x)`): pass the parameters to the distribution's method instead, "
+    "`norm.logpdf(x, mu, s)` (`loc` and `scale` by position or keyword; shape parameters "
+    "first: `t.logpdf(x, df, loc, scale)`)"
+)
+
+
+def frozen_hint(callee: Any, key: Any) -> str | None:
+    """What to say where a value srcgrad differentiates reaches a frozen distribution, or
+    None: ``callee`` is the object called (a distribution frozen with parameters, or a method
+    of a frozen one), ``key`` the rule key srcgrad looked up (``("method", "logpdf")``)."""
+    if not _DISTRIBUTIONS:
+        return None
+    if isinstance(callee, _DISTRIBUTIONS):  # norm(mu, s) with mu or s differentiated
+        return f"{_FROZEN_ADVICE}."
+    if isinstance(getattr(callee, "__self__", None), _FROZEN):  # a method of a frozen one
+        return f"{_FROZEN_ADVICE}."
+    if isinstance(key, tuple) and key[0] == "method" and key[1] in _FROZEN_METHODS:
+        return f"srcgrad has no rule for the method .{key[1]}(); if its object is a frozen " + (
+            f"distribution: {_FROZEN_ADVICE}."
+        )
+    return None

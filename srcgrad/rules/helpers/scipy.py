@@ -23,7 +23,6 @@ def betaln(a, b):
     return log_beta(a, b)
 
 
-
 # -- scipy.stats.multivariate_normal ------------------------------------------------------
 # SciPy reads cov as a matrix, a vector (its diagonal) or a number (times the identity),
 # of the dimension of mean where mean is given; x holds one point per row of its
