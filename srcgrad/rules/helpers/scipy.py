@@ -74,3 +74,60 @@ def mvn_cov_vjp(g, s, cov, mean):
     if np.ndim(cov) == 1:
         return np.diagonal(adjoint)
     return np.trace(adjoint)
+
+
+# -- scipy.linalg ---------------------------------------------------------------------------
+
+
+def transposed(trans):
+    """Whether ``trans`` (SciPy's 0, 1, 2 or 'N', 'T', 'C') solves with the transpose."""
+    return trans in (1, 2, "T", "C")
+
+
+def flip_trans(trans):
+    """The ``trans`` that solves with the transpose of what ``trans`` solves with."""
+    return 0 if transposed(trans) else 1
+
+
+def tri_part(d, lower, unit_diagonal):
+    """The triangle of ``d`` that ``solve_triangular`` reads (its diagonal too, unless
+    ``unit_diagonal``): the rest of a triangular matrix has derivative zero."""
+    if lower:
+        return np.tril(d, -1 if unit_diagonal else 0)
+    return np.triu(d, 1 if unit_diagonal else 0)
+
+
+def tri_apply(d, x, trans, lower, unit_diagonal):
+    """``op(t) @ x``, with ``t`` the triangle of ``d`` and ``op`` the transpose where
+    ``trans`` says: the tangent of the matrix ``solve_triangular`` solves with, times x."""
+    t = tri_part(d, lower, unit_diagonal)
+    if transposed(trans):
+        t = np.swapaxes(t, -1, -2)
+    return t @ x
+
+
+def tri_solve_vjp_a(d, x, trans, lower, unit_diagonal):
+    """Adjoint of ``a`` in ``x = solve_triangular(a, b, trans, lower, unit_diagonal)`` from
+    ``d``, the adjoint of ``b``: ``-d x'`` (``-x d'`` for a transposed solve), on the
+    triangle read."""
+    if np.ndim(x) == 1:
+        outer = d[:, None] * x[None, :]
+    else:
+        outer = d @ np.swapaxes(x, -1, -2)
+    if transposed(trans):
+        outer = np.swapaxes(outer, -1, -2)
+    return -tri_part(outer, lower, unit_diagonal)
+
+
+def frechet_block(a, e):
+    """The block matrix ``[[a, e], [0, a]]`` (of each matrix in a stack): ``expm`` of it
+    holds the derivative of ``expm`` at ``a`` in the direction ``e`` top right."""
+    top = np.concatenate([a, e], axis=-1)
+    bottom = np.concatenate([np.zeros_like(a), a], axis=-1)
+    return np.concatenate([top, bottom], axis=-2)
+
+
+def frechet_corner(m):
+    """The top right block of ``m``, a ``frechet_block`` mapped by ``expm``."""
+    n = np.shape(m)[-1] // 2
+    return m[..., :n, n:]

@@ -1,0 +1,262 @@
+"""Rules for ``scipy.linalg``, registered only when SciPy is installed.
+
+``inv``, ``det``, ``solve`` and ``cholesky`` reuse the rules of their ``numpy.linalg``
+twins (same derivatives, and the same conventions, see ``srcgrad/rules/linalg.py``):
+``cholesky`` reads one triangle but its derivative treats its argument as symmetric (a
+tangent counts as its symmetric part, the adjoint is symmetric); SciPy returns the
+upper factor ``u = l.T`` unless ``lower=True``, and the rule transposes around NumPy's.
+``solve`` is differentiated for ``assume_a=None`` (a general matrix) and
+``transposed=False``; ``overwrite_a``/``overwrite_b`` must stay ``False`` (SciPy would
+write into the caller's arrays, which the derivative reads).
+
+Read a row as: the function, then the derivative of each differentiable argument (``g``
+the incoming tangent or adjoint, ``ans`` the result, ``op`` the transpose where
+``trans`` asks for one, ``tri`` the triangle ``solve_triangular`` reads)::
+
+    solve_triangular(a, b, trans, lower, unit_diagonal)
+        forward  b: the same solve of g;  a: -solve_triangular(a, op(tri(g)) @ ans, ...)
+        reverse  b: solve_triangular(a, g, the other trans, ...);  a: -tri(gb ans') (op'd)
+    expm(a)
+        forward  expm([[a, g], [0, a]]) top right (the Frechet derivative)
+        reverse  expm([[a', g], [0, a']]) top right
+
+``solve_triangular`` reads one triangle of ``a`` (without its diagonal where
+``unit_diagonal``): the derivative in the entries it does not read is 0, exactly. The
+derivative templates call ``solve_triangular`` and ``expm`` as the user's code spells
+them (so the generated module has them imported, and second derivatives use these same
+rules).
+
+``cho_factor``/``cho_solve`` and ``lu_factor``/``lu_solve`` have no rules: their
+factor comes in a tuple with a flag or pivot indices, and a value srcgrad differentiates
+reaching them is an error (``factor_hint``) that says what computes the same thing:
+``scipy.linalg.solve(a, b)``, or ``cholesky`` then ``solve_triangular`` twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import ChainMap
+
+import numpy as np
+
+from . import RULES, Context, Rule, instantiate, linear, register
+from .runtime_rules import _nondiff, _rule, helper
+
+try:
+    import scipy.linalg as _linalg
+except ImportError:  # srcgrad does not require SciPy: no rules then
+    _linalg = None
+
+
+def _calling(name: str, template):
+    """``template`` (a function of the Context giving a string) with ``name`` standing for
+    the function called, as the user's code spells it."""
+
+    def instantiated(ctx: Context):
+        symbols = ChainMap({name: ctx.node.func}, ctx.symbols)
+        return instantiate(template(ctx), dataclasses.replace(ctx, symbols=symbols))
+
+    return instantiated
+
+
+# -- solve_triangular ----------------------------------------------------------------------
+def _options(ctx: Context, trans: str | None = None) -> str:
+    """The keyword arguments of a ``solve_triangular`` like this one, ``trans`` replaced."""
+    parts = []
+    if trans is not None:
+        parts.append(f"trans={trans}")
+    elif "trans" in ctx.supplied:
+        parts.append("trans=trans")
+    parts += [f"{p}={p}" for p in ("lower", "unit_diagonal") if p in ctx.supplied]
+    return "".join(f", {part}" for part in parts)
+
+
+def _other_trans(ctx: Context) -> str:
+    if ctx.is_static("trans"):
+        return "0" if ctx.static("trans") in (1, 2, "T", "C") else "1"
+    return "flip_trans(trans)"
+
+
+def _tri_jvp_a(ctx: Context) -> str:
+    applied = "tri_apply(g, ans, trans, lower, unit_diagonal)"
+    return f"-solve_triangular(a, {applied}{_options(ctx)})"
+
+
+def _tri_vjp_b(ctx: Context) -> str:
+    return f"solve_triangular(a, g{_options(ctx, _other_trans(ctx))})"
+
+
+def _tri_vjp_a(ctx: Context) -> str:
+    return f"tri_solve_vjp_a({_tri_vjp_b(ctx)}, ans, trans, lower, unit_diagonal)"
+
+
+def _rank_of(param: str):
+    return lambda ctx: ctx.rank(param)
+
+
+def _register() -> None:
+    la = _linalg
+    register(
+        la.solve_triangular,
+        Rule(
+            name="scipy.linalg.solve_triangular",
+            params=(
+                "a",
+                "b",
+                "trans",
+                "lower",
+                "unit_diagonal",
+                "overwrite_b",
+                "check_finite",
+            ),
+            defaults={
+                "trans": 0,
+                "lower": False,
+                "unit_diagonal": False,
+                "overwrite_b": False,
+                "check_finite": True,
+            },
+            fixed={"overwrite_b": False},
+            jvp={"a": _calling("solve_triangular", _tri_jvp_a), "b": linear},
+            vjp={
+                "a": _calling("solve_triangular", _tri_vjp_a),
+                "b": _calling("solve_triangular", _tri_vjp_b),
+            },
+            rank=_rank_of("b"),
+        ),
+    )
+    # expm: the Frechet derivative from the block-matrix identity
+    register(
+        la.expm,
+        Rule(
+            name="scipy.linalg.expm",
+            params=("A",),
+            jvp={"A": _calling("expm", lambda c: "frechet_corner(expm(frechet_block(A, g)))")},
+            vjp={
+                "A": _calling(
+                    "expm",
+                    lambda c: "frechet_corner(expm(frechet_block(np.swapaxes(A, -1, -2), g)))",
+                )
+            },
+            rank=_rank_of("A"),
+        ),
+    )
+    # numpy.linalg's twins: the same templates, SciPy's parameters
+    for func, twin, params, defaults, fixed in (
+        (
+            la.inv,
+            np.linalg.inv,
+            ("a", "overwrite_a", "check_finite", "assume_a", "lower"),
+            {"overwrite_a": False, "check_finite": True, "assume_a": None, "lower": False},
+            {"overwrite_a": False, "assume_a": None},
+        ),
+        (
+            la.det,
+            np.linalg.det,
+            ("a", "overwrite_a", "check_finite"),
+            {"overwrite_a": False, "check_finite": True},
+            {"overwrite_a": False},
+        ),
+        (
+            la.solve,
+            np.linalg.solve,
+            (
+                "a",
+                "b",
+                "lower",
+                "overwrite_a",
+                "overwrite_b",
+                "check_finite",
+                "assume_a",
+                "transposed",
+            ),
+            {
+                "lower": False,
+                "overwrite_a": False,
+                "overwrite_b": False,
+                "check_finite": True,
+                "assume_a": None,
+                "transposed": False,
+            },
+            {"overwrite_a": False, "overwrite_b": False, "assume_a": None, "transposed": False},
+        ),
+    ):
+        rule = RULES[twin]
+        register(
+            func,
+            dataclasses.replace(
+                rule,
+                name=f"scipy.linalg.{func.__name__}",
+                params=params,
+                defaults=defaults,
+                fixed=fixed,
+                jvp=dict(rule.jvp),
+                vjp=dict(rule.vjp),
+            ),
+        )
+    register(
+        la.cholesky,
+        Rule(
+            name="scipy.linalg.cholesky",
+            params=("a", "lower", "overwrite_a", "check_finite"),
+            defaults={"lower": False, "overwrite_a": False, "check_finite": True},
+            fixed={"overwrite_a": False},
+            jvp={"a": _by_lower("cholesky_jvp(g, ans)", "mT(cholesky_jvp(g, mT(ans)))")},
+            vjp={"a": _by_lower("cholesky_vjp(g, ans)", "cholesky_vjp(mT(g), mT(ans))")},
+            rank=_rank_of("a"),
+        ),
+    )
+
+
+def _by_lower(lower: str, upper: str):
+    """The template for ``lower=True``, for ``lower=False``, or one choosing at run time."""
+
+    def template(ctx: Context) -> str:
+        if ctx.is_static("lower"):
+            return lower if ctx.static("lower") else upper
+        return f"({lower} if lower else {upper})"
+
+    return template
+
+
+# the helpers the templates call, differentiated again
+helper("tri_part", ("d", "lower", "unit_diagonal"), ("d",))
+helper("tri_apply", ("d", "x", "trans", "lower", "unit_diagonal"), ("d", "x"))
+helper("tri_solve_vjp_a", ("d", "x", "trans", "lower", "unit_diagonal"), ("d", "x"))
+# (linear in a and e together, not in each alone: [[a, e], [0, a]] is a sum of the two parts)
+_rule(
+    "frechet_block",
+    params=("a", "e"),
+    jvp={"a": "frechet_block(g, np.zeros_like(e))", "e": "frechet_block(np.zeros_like(a), g)"},
+)
+helper("frechet_corner", ("d",), ("d",))
+_nondiff("flip_trans", ("trans",))
+_nondiff("transposed", ("trans",))
+
+if _linalg is not None:
+    _register()
+
+
+# -- factorizations used in pairs: refused, with what to write instead --------------------------
+def factor_hint(callee) -> str | None:
+    """What to say where a value srcgrad differentiates reaches ``cho_factor``,
+    ``cho_solve``, ``lu_factor`` or ``lu_solve`` (``callee``), or None."""
+    if _linalg is None:
+        return None
+    cho = (getattr(_linalg, "cho_factor", None), getattr(_linalg, "cho_solve", None))
+    lu = (getattr(_linalg, "lu_factor", None), getattr(_linalg, "lu_solve", None))
+    if callee in cho:
+        return (
+            f"srcgrad does not differentiate scipy.linalg.{callee.__name__} (its factor comes "
+            "in a tuple with a flag): solve with the matrix itself, "
+            "`scipy.linalg.solve(a, b)`, or with its Cholesky factor, "
+            "`l = scipy.linalg.cholesky(a, lower=True)` then "
+            "`scipy.linalg.solve_triangular(l, ..., lower=True)` twice (both differentiated)."
+        )
+    if callee in lu:
+        return (
+            f"srcgrad does not differentiate scipy.linalg.{callee.__name__} (its factor comes "
+            "in a tuple with pivot indices): solve with the matrix itself, "
+            "`scipy.linalg.solve(a, b)` (`a.T` for trans=1), which srcgrad differentiates."
+        )
+    return None
