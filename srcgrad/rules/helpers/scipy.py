@@ -131,3 +131,41 @@ def frechet_corner(m):
     """The top right block of ``m``, a ``frechet_block`` mapped by ``expm``."""
     n = np.shape(m)[-1] // 2
     return m[..., :n, n:]
+
+
+# -- Bessel functions of any order (the derivatives of those of order 0 and 1) ---------------
+
+
+def bessel_iv(v, x):
+    """``scipy.special.iv(v, x)``, the modified Bessel function of the first kind."""
+    from scipy.special import iv
+
+    return iv(v, x)
+
+
+def bessel_ive(v, x):
+    """``scipy.special.ive(v, x)``: ``iv(v, x) * exp(-|x|)``."""
+    from scipy.special import ive
+
+    return ive(v, x)
+
+
+def bessel_jv(v, x):
+    """``scipy.special.jv(v, x)``, the Bessel function of the first kind."""
+    from scipy.special import jv
+
+    return jv(v, x)
+
+
+def bessel_yv(v, x):
+    """``scipy.special.yv(v, x)``, the Bessel function of the second kind."""
+    from scipy.special import yv
+
+    return yv(v, x)
+
+
+def bessel_kv(v, x):
+    """``scipy.special.kv(v, x)``, the modified Bessel function of the second kind."""
+    from scipy.special import kv
+
+    return kv(v, x)
