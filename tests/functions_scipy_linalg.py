@@ -80,12 +80,36 @@ def cholesky_passed(a, lower):
     return sl.cholesky(a @ a.T + np.eye(a.shape[0]), lower)
 
 
+# -- cho_factor and cho_solve -------------------------------------------------------------------
+
+
+def cho_pair(m, b):
+    """The pair unpacked, then rebuilt: the usual spelling."""
+    c, low = cho_factor(m @ m.T + np.eye(m.shape[0]))
+    return cho_solve((c, low), b)
+
+
+def cho_nested(m, b):
+    return sl.cho_solve(sl.cho_factor(m @ m.T + np.eye(m.shape[0]), lower=True), b)
+
+
+def cho_factor_alone(m, lower):
+    c, low = cho_factor(m @ m.T + np.eye(m.shape[0]), lower=lower)
+    return c
+
+
+def cho_with_own_factor(low, b):
+    """A lower factor made elsewhere, passed with its flag."""
+    return cho_solve((low, True), b)
+
+
+def gaussian_loglik(m, y):
+    """A Gaussian log-likelihood through cho_factor: quadratic form and log-determinant."""
+    c, low = cho_factor(m @ m.T + np.eye(m.shape[0]))
+    return -0.5 * (y @ cho_solve((c, low), y)) - np.sum(np.log(np.diag(c)))
+
+
 # -- refused ---------------------------------------------------------------------------------
-
-
-def cho_pair(a, b):
-    c, low = cho_factor(a)
-    return np.sum(cho_solve((c, low), b))
 
 
 def lu_pair(a, b):

@@ -26,10 +26,23 @@ derivative templates call ``solve_triangular`` and ``expm`` as the user's code s
 them (so the generated module has them imported, and second derivatives use these same
 rules).
 
-``cho_factor``/``cho_solve`` and ``lu_factor``/``lu_solve`` have no rules: their
-factor comes in a tuple with a flag or pivot indices, and a value srcgrad differentiates
-reaching them is an error (``factor_hint``) that says what computes the same thing:
-``scipy.linalg.solve(a, b)``, or ``cholesky`` then ``solve_triangular`` twice.
+``cho_factor(a, lower)`` returns a pair ``(c, lower)``: the factor in one triangle of
+``c`` (``l`` with ``a = l l'``, or ``u`` with ``a = u' u``) and ``a``'s own entries in the
+other, where LAPACK leaves them. Its tangent is the factor's (``a`` taken as symmetric,
+as for ``cholesky``) plus ``a``'s tangent in the other triangle; the flag's is 0. The pair
+goes to ``cho_solve((c, lower), b)`` as it came (``cho_solve(cho_factor(a), b)``) or
+rebuilt (``c, low = cho_factor(a)``; ``cho_solve((c, low), b)``), and ``cho_solve`` is
+differentiated in ``b`` and in the factor's triangle of ``c`` (the other is not read)::
+
+    cho_solve((c, lower), b)
+        forward  b: the same solve of g;  c: -cho_solve((c, lower), da @ ans), with
+                 da = dl l' + l dl' (du' u + u' du), dl the factor's triangle of g
+        reverse  b: cho_solve((c, lower), g) = gb;  c: tril(s l) (triu(u s)),
+                 s = -(gb ans' + ans gb')
+
+``lu_factor``/``lu_solve`` have no rules: a value srcgrad differentiates reaching them
+is an error (``factor_hint``) that says what computes the same thing,
+``scipy.linalg.solve(a, b)``.
 """
 
 from __future__ import annotations
@@ -194,6 +207,51 @@ def _register() -> None:
                 vjp=dict(rule.vjp),
             ),
         )
+    # cho_factor and cho_solve, used as a pair: cho_solve((c, lower), b)
+    register(
+        la.cho_factor,
+        Rule(
+            name="scipy.linalg.cho_factor",
+            params=("a", "lower", "overwrite_a", "check_finite"),
+            defaults={"lower": False, "overwrite_a": False, "check_finite": True},
+            fixed={"overwrite_a": False},
+            jvp={"a": "(cho_factor_jvp(g, ans[0], lower), np.zeros(()))"},
+            vjp={"a": "cho_factor_vjp(g[0], ans[0], lower)"},
+            rank=lambda c: None,
+            tuple_result=True,
+        ),
+    )
+    solve = "cho_solve(c_and_lower, {})"
+    register(
+        la.cho_solve,
+        Rule(
+            name="scipy.linalg.cho_solve",
+            params=("c_and_lower", "b", "overwrite_b", "check_finite"),
+            defaults={"overwrite_b": False, "check_finite": True},
+            fixed={"overwrite_b": False},
+            jvp={
+                "c_and_lower": _calling(
+                    "cho_solve",
+                    lambda c: (
+                        "-" + solve.format("cho_apply(g[0], c_and_lower[0], c_and_lower[1], ans)")
+                    ),
+                ),
+                "b": linear,
+            },
+            vjp={
+                "c_and_lower": _calling(
+                    "cho_solve",
+                    lambda c: (
+                        "cho_solve_vjp("
+                        + solve.format("g")
+                        + ", c_and_lower[0], c_and_lower[1], ans)"
+                    ),
+                ),
+                "b": _calling("cho_solve", lambda c: solve.format("g")),
+            },
+            rank=_rank_of("b"),
+        ),
+    )
     register(
         la.cholesky,
         Rule(
@@ -230,6 +288,10 @@ _rule(
     jvp={"a": "frechet_block(g, np.zeros_like(e))", "e": "frechet_block(np.zeros_like(a), g)"},
 )
 helper("frechet_corner", ("d",), ("d",))
+helper("cho_apply", ("d", "c", "lower", "x"), ("d", "c", "x"))
+helper(
+    "cho_solve_vjp", ("d", "c", "lower", "x"), ("d", "c", "x"), tuple_result=True, combine="add_seq"
+)
 _nondiff("flip_trans", ("trans",))
 _nondiff("transposed", ("trans",))
 
@@ -239,20 +301,11 @@ if _linalg is not None:
 
 # -- factorizations used in pairs: refused, with what to write instead --------------------------
 def factor_hint(callee) -> str | None:
-    """What to say where a value srcgrad differentiates reaches ``cho_factor``,
-    ``cho_solve``, ``lu_factor`` or ``lu_solve`` (``callee``), or None."""
+    """What to say where a value srcgrad differentiates reaches ``lu_factor`` or
+    ``lu_solve`` (``callee``), or None."""
     if _linalg is None:
         return None
-    cho = (getattr(_linalg, "cho_factor", None), getattr(_linalg, "cho_solve", None))
     lu = (getattr(_linalg, "lu_factor", None), getattr(_linalg, "lu_solve", None))
-    if callee in cho:
-        return (
-            f"srcgrad does not differentiate scipy.linalg.{callee.__name__} (its factor comes "
-            "in a tuple with a flag): solve with the matrix itself, "
-            "`scipy.linalg.solve(a, b)`, or with its Cholesky factor, "
-            "`l = scipy.linalg.cholesky(a, lower=True)` then "
-            "`scipy.linalg.solve_triangular(l, ..., lower=True)` twice (both differentiated)."
-        )
     if callee in lu:
         return (
             f"srcgrad does not differentiate scipy.linalg.{callee.__name__} (its factor comes "

@@ -7,6 +7,8 @@ source into the generated modules that call it."""
 
 import numpy as np
 
+from .linalg import cholesky_jvp, cholesky_vjp
+
 
 def gammaln(x):
     """``scipy.special.gammaln(x)``, the log of the gamma function (the normalising
@@ -169,3 +171,57 @@ def bessel_kv(v, x):
     from scipy.special import kv
 
     return kv(v, x)
+
+
+# -- cho_factor / cho_solve -----------------------------------------------------------------
+# cho_factor(a, lower) returns the Cholesky factor in one triangle of c (l with a = l l',
+# or u with a = u' u) and a's own entries in the other (LAPACK leaves them there).
+
+
+def cho_tri(d, lower):
+    """The triangle of ``d`` that holds the factor."""
+    return np.tril(d) if lower else np.triu(d)
+
+
+def cho_factor_jvp(g, c, lower):
+    """Tangent of ``c`` in ``c, lower = cho_factor(a, lower)``: that of the factor (``a``
+    taken as symmetric, as ``cholesky_jvp`` does), and ``a``'s tangent copied in the other
+    triangle."""
+    t = cho_tri(c, lower)
+    if lower:
+        dt = cholesky_jvp(g, t)
+    else:
+        dt = np.swapaxes(cholesky_jvp(g, np.swapaxes(t, -1, -2)), -1, -2)
+    return dt + (g - cho_tri(g, lower))
+
+
+def cho_factor_vjp(g, c, lower):
+    """Adjoint of ``a`` in ``c, lower = cho_factor(a, lower)`` from ``g``, that of ``c``."""
+    t, gt = cho_tri(c, lower), cho_tri(g, lower)
+    if lower:
+        adjoint = cholesky_vjp(gt, t)
+    else:
+        adjoint = cholesky_vjp(np.swapaxes(gt, -1, -2), np.swapaxes(t, -1, -2))
+    return adjoint + (g - gt)
+
+
+def cho_apply(d, c, lower, x):
+    """``da @ x`` for the tangent ``da = dl l' + l dl'`` (``du' u + u' du``) of the matrix
+    factored, with ``dl`` the factor's triangle of ``d``: linear in each of d, c, x."""
+    dt, t = cho_tri(d, lower), cho_tri(c, lower)
+    if lower:
+        return dt @ (np.swapaxes(t, -1, -2) @ x) + t @ (np.swapaxes(dt, -1, -2) @ x)
+    return np.swapaxes(dt, -1, -2) @ (t @ x) + np.swapaxes(t, -1, -2) @ (dt @ x)
+
+
+def cho_solve_vjp(d, c, lower, x):
+    """Adjoint of the pair ``(c, lower)`` in ``x = cho_solve((c, lower), b)`` from ``d``,
+    the adjoint of ``b``: ``s = -(d x' + x d')``, then ``tril(s l)`` (``triu(u s)``); none
+    for the flag. Linear in each of d, c, x."""
+    if np.ndim(x) == 1:
+        outer = d[:, None] * x[None, :]
+    else:
+        outer = d @ np.swapaxes(x, -1, -2)
+    s = -(outer + np.swapaxes(outer, -1, -2))
+    t = cho_tri(c, lower)
+    return [cho_tri(s @ t if lower else t @ s, lower), np.zeros(())]
