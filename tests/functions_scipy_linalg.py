@@ -109,11 +109,28 @@ def gaussian_loglik(m, y):
     return -0.5 * (y @ cho_solve((c, low), y)) - np.sum(np.log(np.diag(c)))
 
 
-# -- refused ---------------------------------------------------------------------------------
+# -- lu_factor and lu_solve ----------------------------------------------------------------------
 
 
 def lu_pair(a, b):
-    return np.sum(lu_solve(lu_factor(a), b))
+    lu, piv = lu_factor(a)
+    return lu_solve((lu, piv), b)
+
+
+def lu_nested_t(a, b):
+    return sl.lu_solve(sl.lu_factor(a), b, trans=1)
+
+
+def lu_trans_passed(a, b, trans):
+    return lu_solve(lu_factor(a), b, trans)
+
+
+def lu_factor_alone(a):
+    lu, piv = lu_factor(a)
+    return lu
+
+
+# -- refused ---------------------------------------------------------------------------------
 
 
 def solve_overwrite(a, b):

@@ -40,9 +40,13 @@ differentiated in ``b`` and in the factor's triangle of ``c`` (the other is not 
         reverse  b: cho_solve((c, lower), g) = gb;  c: tril(s l) (triu(u s)),
                  s = -(gb ans' + ans gb')
 
-``lu_factor``/``lu_solve`` have no rules: a value srcgrad differentiates reaching them
-is an error (``factor_hint``) that says what computes the same thing,
-``scipy.linalg.solve(a, b)``.
+``lu_factor(a)`` returns ``(lu, piv)``, ``a = p l u`` with ``l`` unit lower triangular
+(its strict lower triangle in ``lu``) and ``u`` upper triangular; ``p``, which ``piv``
+encodes, is never built: ``l⁻¹ p' = u a⁻¹`` and ``a⁻¹ = u⁻¹ l⁻¹ p'``. With ``f = u a⁻¹
+da u⁻¹``, the tangent of ``lu`` is ``l tril(f, -1) + triu(f) u``; the pivots' is 0.
+``lu_solve((lu, piv), b, trans)`` is differentiated in ``b`` and ``lu`` (formulas in the
+helpers ``lu_solve_jvp``, ``lu_solve_vjp``, ``lu_solve_t_rhs``, ``lu_solve_t_vjp``),
+``trans`` literal or passed in.
 """
 
 from __future__ import annotations
@@ -101,6 +105,31 @@ def _tri_vjp_b(ctx: Context) -> str:
 
 def _tri_vjp_a(ctx: Context) -> str:
     return f"tri_solve_vjp_a({_tri_vjp_b(ctx)}, ans, trans, lower, unit_diagonal)"
+
+
+# -- lu_solve: the derivative's form depends on trans (chosen at run time where it is passed in)
+def _by_trans(ctx: Context, plain: str, transposed: str) -> str:
+    if ctx.is_static("trans"):
+        return transposed if ctx.static("trans") in (1, 2, "T", "C") else plain
+    return f"({transposed} if transposed(trans) else {plain})"
+
+
+def _lu_jvp(ctx: Context) -> str:
+    plain = "lu_solve_jvp(g[0], lu_and_piv[0], ans)"
+    transposed = "-lu_solve(lu_and_piv, lu_solve_t_rhs(g[0], lu_and_piv[0], b), trans=trans)"
+    return _by_trans(ctx, plain, transposed)
+
+
+def _lu_vjp_b(ctx: Context) -> str:
+    if ctx.is_static("trans"):
+        return f"lu_solve(lu_and_piv, g, trans={_other_trans(ctx)})"
+    return "lu_solve(lu_and_piv, g, trans=flip_trans(trans))"
+
+
+def _lu_vjp(ctx: Context) -> str:
+    plain = "pair_adjoint(lu_solve_vjp(g, lu_and_piv[0], ans))"
+    transposed = "pair_adjoint(lu_solve_t_vjp(lu_solve(lu_and_piv, g), lu_and_piv[0], b))"
+    return _by_trans(ctx, plain, transposed)
 
 
 def _rank_of(param: str):
@@ -252,6 +281,35 @@ def _register() -> None:
             rank=_rank_of("b"),
         ),
     )
+    # lu_factor and lu_solve, used as a pair: lu_solve((lu, piv), b, trans)
+    register(
+        la.lu_factor,
+        Rule(
+            name="scipy.linalg.lu_factor",
+            params=("a", "overwrite_a", "check_finite"),
+            defaults={"overwrite_a": False, "check_finite": True},
+            fixed={"overwrite_a": False},
+            jvp={"a": "(lu_factor_jvp(g, a, ans[0]), np.zeros(()))"},
+            vjp={"a": "lu_factor_vjp(g[0], a, ans[0])"},
+            rank=lambda c: None,
+            tuple_result=True,
+        ),
+    )
+    register(
+        la.lu_solve,
+        Rule(
+            name="scipy.linalg.lu_solve",
+            params=("lu_and_piv", "b", "trans", "overwrite_b", "check_finite"),
+            defaults={"trans": 0, "overwrite_b": False, "check_finite": True},
+            fixed={"overwrite_b": False},
+            jvp={"lu_and_piv": _calling("lu_solve", _lu_jvp), "b": linear},
+            vjp={
+                "lu_and_piv": _calling("lu_solve", _lu_vjp),
+                "b": _calling("lu_solve", _lu_vjp_b),
+            },
+            rank=_rank_of("b"),
+        ),
+    )
     register(
         la.cholesky,
         Rule(
@@ -292,24 +350,9 @@ helper("cho_apply", ("d", "c", "lower", "x"), ("d", "c", "x"))
 helper(
     "cho_solve_vjp", ("d", "c", "lower", "x"), ("d", "c", "x"), tuple_result=True, combine="add_seq"
 )
+helper("pair_adjoint", ("d",), ("d",), tuple_result=True, combine="add_seq")
 _nondiff("flip_trans", ("trans",))
 _nondiff("transposed", ("trans",))
 
 if _linalg is not None:
     _register()
-
-
-# -- factorizations used in pairs: refused, with what to write instead --------------------------
-def factor_hint(callee) -> str | None:
-    """What to say where a value srcgrad differentiates reaches ``lu_factor`` or
-    ``lu_solve`` (``callee``), or None."""
-    if _linalg is None:
-        return None
-    lu = (getattr(_linalg, "lu_factor", None), getattr(_linalg, "lu_solve", None))
-    if callee in lu:
-        return (
-            f"srcgrad does not differentiate scipy.linalg.{callee.__name__} (its factor comes "
-            "in a tuple with pivot indices): solve with the matrix itself, "
-            "`scipy.linalg.solve(a, b)` (`a.T` for trans=1), which srcgrad differentiates."
-        )
-    return None

@@ -7,7 +7,7 @@ source into the generated modules that call it."""
 
 import numpy as np
 
-from .linalg import cholesky_jvp, cholesky_vjp
+from .linalg import cholesky_jvp, cholesky_vjp, eye_like
 
 
 def gammaln(x):
@@ -225,3 +225,86 @@ def cho_solve_vjp(d, c, lower, x):
     s = -(outer + np.swapaxes(outer, -1, -2))
     t = cho_tri(c, lower)
     return [cho_tri(s @ t if lower else t @ s, lower), np.zeros(())]
+
+
+# -- lu_factor / lu_solve ---------------------------------------------------------------------
+# lu_factor(a) returns (lu, piv) with a = p l u: l unit lower triangular (its strict lower
+# triangle in lu), u upper triangular (the rest of lu), p the permutation piv encodes. The
+# rules never build p: l⁻¹ p' = u a⁻¹, and a⁻¹ = u⁻¹ l⁻¹ p'.
+
+
+def lu_parts(lu):
+    """``(l, u)`` from the packed ``lu``."""
+    return np.tril(lu, -1) + eye_like(lu), np.triu(lu)
+
+
+def lu_factor_jvp(g, a, lu):
+    """Tangent of ``lu`` in ``lu, piv = lu_factor(a)``: with ``f = l⁻¹ p' da u⁻¹ = u a⁻¹
+    da u⁻¹``, ``dl = l tril(f, -1)`` and ``du = triu(f) u``, packed as ``lu`` is."""
+    low, up = lu_parts(lu)
+    f = np.swapaxes(
+        np.linalg.solve(np.swapaxes(up, -1, -2), np.swapaxes(up @ np.linalg.solve(a, g), -1, -2)),
+        -1,
+        -2,
+    )
+    return low @ np.tril(f, -1) + np.triu(f) @ up
+
+
+def lu_factor_vjp(g, a, lu):
+    """Adjoint of ``a`` in ``lu, piv = lu_factor(a)`` from ``g``, that of ``lu``:
+    ``a⁻ᵀ u' h u⁻ᵀ`` with ``h = tril(l' tril(g, -1), -1) + triu(triu(g) u')``."""
+    low, up = lu_parts(lu)
+    h = np.tril(np.swapaxes(low, -1, -2) @ np.tril(g, -1), -1)
+    h = h + np.triu(np.triu(g) @ np.swapaxes(up, -1, -2))
+    right = np.swapaxes(np.linalg.solve(up, np.swapaxes(h, -1, -2)), -1, -2)
+    return np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(up, -1, -2) @ right)
+
+
+def lu_solve_jvp(d, lu, x):
+    """Tangent of ``x = lu_solve((lu, piv), b)`` for the tangent ``d`` of ``lu``:
+    ``-u⁻¹ (l⁻¹ dl u x + du x)``."""
+    low, up = lu_parts(lu)
+    inner = np.linalg.solve(low, np.tril(d, -1) @ (up @ x)) + np.triu(d) @ x
+    return -np.linalg.solve(up, inner)
+
+
+def lu_solve_vjp(d, lu, x):
+    """Adjoint of ``lu`` in ``x = lu_solve((lu, piv), b)`` from ``d``, that of ``x``: with
+    ``w = u⁻ᵀ d``, ``-tril(l⁻ᵀ w (u x)', -1) - triu(w x')``."""
+    low, up = lu_parts(lu)
+    w = np.linalg.solve(np.swapaxes(up, -1, -2), d)
+    v = np.linalg.solve(np.swapaxes(low, -1, -2), w)
+    return -np.tril(_outer(v, up @ x), -1) - np.triu(_outer(w, x))
+
+
+def lu_solve_t_rhs(d, lu, b):
+    """For ``x = lu_solve((lu, piv), b, trans=1)``: ``v`` such that the tangent of ``x`` for
+    the tangent ``d`` of ``lu`` is ``-lu_solve((lu, piv), v, trans=1)``: with ``z = p' x
+    = l⁻ᵀ u⁻ᵀ b``, ``v = u' dl' z + du' l' z``."""
+    low, up = lu_parts(lu)
+    lt, ut = np.swapaxes(low, -1, -2), np.swapaxes(up, -1, -2)
+    z = np.linalg.solve(lt, np.linalg.solve(ut, b))
+    return ut @ (np.swapaxes(np.tril(d, -1), -1, -2) @ z) + np.swapaxes(np.triu(d), -1, -2) @ (
+        lt @ z
+    )
+
+
+def lu_solve_t_vjp(q, lu, b):
+    """Adjoint of ``lu`` in ``x = lu_solve((lu, piv), b, trans=1)`` from ``q = a⁻¹ d``
+    (``d`` that of ``x``): ``-tril(z (u q)', -1) - triu(l' z q')``, ``z = l⁻ᵀ u⁻ᵀ b``."""
+    low, up = lu_parts(lu)
+    lt, ut = np.swapaxes(low, -1, -2), np.swapaxes(up, -1, -2)
+    z = np.linalg.solve(lt, np.linalg.solve(ut, b))
+    return -np.tril(_outer(z, up @ q), -1) - np.triu(_outer(lt @ z, q))
+
+
+def _outer(u, v):
+    """``u v'`` for vectors, ``u @ v'`` for matrices (columns of right-hand sides)."""
+    if np.ndim(u) == 1:
+        return u[:, None] * v[None, :]
+    return u @ np.swapaxes(v, -1, -2)
+
+
+def pair_adjoint(d):
+    """The adjoint of a pair ``(matrix, flag or pivots)`` from that of the matrix."""
+    return [d, np.zeros(())]
