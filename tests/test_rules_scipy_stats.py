@@ -348,3 +348,33 @@ def test_frozen_distribution_is_refused_with_what_to_write(func, mode):
     assert "frozen scipy.stats distributions" in message
     assert "`norm.logpdf(x, mu, s)`" in message
     assert "functions_scipy_stats.py" in message  # the user's file and line
+
+
+# -- generated code: standalone, and float32 arguments -------------------------------------------
+@pytest.mark.parametrize(
+    "func, args",
+    [
+        (fs.gamma_cdf, (np.array([0.4, 1.3, 2.5]), 1.7, 0.1, 1.2)),
+        (fs.t_logcdf, (np.array([-1.0, 0.3, 2.5]), 3.5, 0.2, 1.3)),
+        (fs.mvn_logpdf_cov, (POINTS, X3 / 4, SPD)),
+    ],
+    ids=lambda a: getattr(a, "__name__", ""),
+)
+def test_generated_module_is_standalone(func, args):
+    """The helpers that call SciPy (gammaln, betaln, mvn_whiten...) come with the module."""
+    derivative = srcgrad.vjp(func)
+    dout = np.ones_like(func(*args))
+    namespace: dict = {}
+    exec(compile(derivative.source, "<generated>", "exec"), namespace)
+    generated = next(v for k, v in namespace.items() if k.startswith("vjp_"))
+    np.testing.assert_allclose(generated(*args, dout), derivative(*args, dout))
+
+
+@pytest.mark.parametrize("family", ["t", "gamma", "beta", "logistic"])
+@pytest.mark.parametrize("method", ["logpdf", "cdf"])
+def test_float32_arguments(family, method):
+    """SciPy computes in float64: tangents are float64, gradients float32 like x."""
+    support, shape_domains, cdf_in_shapes = FAMILIES[family]
+    x = np.linspace(support.low + 0.05, support.high - 0.05, 4, dtype=np.float32)
+    shapes_ = [1.5 if method == "logpdf" or cdf_in_shapes else 2 for _ in shape_domains]
+    check(getattr(fs, f"{family}_{method}"), (x, *shapes_, np.float32(0.0), np.float32(1.0)))
