@@ -139,3 +139,11 @@ def solve_overwrite(a, b):
 
 def solve_positive(a, b):
     return np.sum(sl.solve(a, b, assume_a="pos"))
+
+
+def cho_solve_of(m, b):
+    return sl.cho_solve(sl.cho_factor(m @ m.T + np.eye(m.shape[0])), b)
+
+
+def lu_solve_of(a, b, trans):
+    return sl.lu_solve(sl.lu_factor(a), b, trans=trans)

@@ -246,3 +246,24 @@ def test_generated_code_calls_scipy_as_the_user_does():
     assert "frechet_corner(expm(frechet_block(np.swapaxes(a, -1, -2), out_bar)))" in (
         srcgrad.vjp(fn.expm_of).source
     )
+
+
+# -- one matrix, a stack of right-hand sides (SciPy broadcasts the matrix) ---------------------
+A3 = np.array([[2.0, 0.5, -0.3], [0.7, 1.5, 0.2], [0.1, -0.4, 1.8]])
+STACK = np.linspace(-1.0, 1.0, 12).reshape(2, 3, 2)
+
+
+@pytest.mark.parametrize(
+    "func, args",
+    [
+        (fn.tri_upper, (A3, STACK)),
+        (fn.tri_lower_t, (A3, STACK[..., :1])),
+        (fn.cho_solve_of, (A3 / 2, STACK)),
+        (fn.lu_solve_of, (A3[[2, 0, 1]], STACK, 0)),
+        (fn.lu_solve_of, (A3[[2, 0, 1]], STACK, 1)),
+        (fn.solve_of, (A3, STACK)),
+    ],
+    ids=["tri", "tri-t", "cho", "lu", "lu-t", "solve"],
+)
+def test_stack_of_right_hand_sides(func, args):
+    check(func, args)

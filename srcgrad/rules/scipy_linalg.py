@@ -104,7 +104,9 @@ def _tri_vjp_b(ctx: Context) -> str:
 
 
 def _tri_vjp_a(ctx: Context) -> str:
-    return f"tri_solve_vjp_a({_tri_vjp_b(ctx)}, ans, trans, lower, unit_diagonal)"
+    # (summed over the stack of right-hand sides one matrix solved)
+    adjoint = f"tri_solve_vjp_a({_tri_vjp_b(ctx)}, ans, trans, lower, unit_diagonal)"
+    return adjoint if ctx.rank("b") in (1, 2) else f"unbroadcast({adjoint}, a)"
 
 
 # -- lu_solve: the derivative's form depends on trans (chosen at run time where it is passed in)

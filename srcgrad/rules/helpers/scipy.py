@@ -7,6 +7,7 @@ source into the generated modules that call it."""
 
 import numpy as np
 
+from ...runtime import unbroadcast
 from .linalg import cholesky_jvp, cholesky_vjp, eye_like
 
 
@@ -224,7 +225,8 @@ def cho_solve_vjp(d, c, lower, x):
         outer = d @ np.swapaxes(x, -1, -2)
     s = -(outer + np.swapaxes(outer, -1, -2))
     t = cho_tri(c, lower)
-    return [cho_tri(s @ t if lower else t @ s, lower), np.zeros(())]
+    # (summed over the stack of right-hand sides one factor solved)
+    return [unbroadcast(cho_tri(s @ t if lower else t @ s, lower), c), np.zeros(())]
 
 
 # -- lu_factor / lu_solve ---------------------------------------------------------------------
@@ -274,7 +276,7 @@ def lu_solve_vjp(d, lu, x):
     low, up = lu_parts(lu)
     w = np.linalg.solve(np.swapaxes(up, -1, -2), d)
     v = np.linalg.solve(np.swapaxes(low, -1, -2), w)
-    return -np.tril(_outer(v, up @ x), -1) - np.triu(_outer(w, x))
+    return unbroadcast(-np.tril(_outer(v, up @ x), -1) - np.triu(_outer(w, x)), lu)
 
 
 def lu_solve_t_rhs(d, lu, b):
@@ -295,7 +297,7 @@ def lu_solve_t_vjp(q, lu, b):
     low, up = lu_parts(lu)
     lt, ut = np.swapaxes(low, -1, -2), np.swapaxes(up, -1, -2)
     z = np.linalg.solve(lt, np.linalg.solve(ut, b))
-    return -np.tril(_outer(z, up @ q), -1) - np.triu(_outer(lt @ z, q))
+    return unbroadcast(-np.tril(_outer(z, up @ q), -1) - np.triu(_outer(lt @ z, q)), lu)
 
 
 def _outer(u, v):
