@@ -20,6 +20,8 @@ the incoming tangent or adjoint, ``ans`` the result, ``op`` the transpose where
         forward  expm([[a, g], [0, a]]) top right (the Frechet derivative)
         reverse  expm([[a', g], [0, a']]) top right
 
+SciPy broadcasts one matrix against a stack of right-hand sides (``a`` of shape ``(n,
+n)``, ``b`` of shape ``(k, n, m)``); the matrix's adjoint is then summed over the stack.
 ``solve_triangular`` reads one triangle of ``a`` (without its diagonal where
 ``unit_diagonal``): the derivative in the entries it does not read is 0, exactly. The
 derivative templates call ``solve_triangular`` and ``expm`` as the user's code spells

@@ -35,9 +35,11 @@ density's derivative is closed (``dL``: ``t``'s df through digamma, ``gamma``'s 
 (``ndtr(log(z) / s)``). ``gamma.cdf`` in a, ``beta.cdf`` in a or b and ``t.cdf`` in df
 (regularized incomplete gamma and beta functions differentiated in their parameters)
 are not: an argument there that depends on the ``wrt`` inputs is an error saying so.
-Outside the support (``gamma``, ``lognorm``, ``expon``: ``z < 0``; ``beta``: outside
-``(0, 1)``) the formulas are evaluated at a point inside it and the derivative is 0:
-the density is 0 there (and its log ``-inf``), the cdf 0 or 1. Densities and cdf's are
+Outside the support (``gamma``, ``lognorm``: ``z <= 0``; ``expon``: ``z < 0``;
+``beta``: outside ``(0, 1)``) the formulas are evaluated at a point inside it and the
+derivative is 0: the density is 0 there (and its log ``-inf``), the cdf 0 or 1. On the
+boundary (``z == 0``) that is the derivative from outside, for ``expon`` the one from
+inside. Densities and cdf's are
 SciPy's float64 whatever the arguments' dtype.
 
 **poisson**, in ``mu`` only: ``logpmf``: ``g * (xdivy(k - loc, mu) - 1)`` (0 where the
