@@ -125,9 +125,7 @@ def _lu_jvp(ctx: Context) -> str:
 
 
 def _lu_vjp_b(ctx: Context) -> str:
-    if ctx.is_static("trans"):
-        return f"lu_solve(lu_and_piv, g, trans={_other_trans(ctx)})"
-    return "lu_solve(lu_and_piv, g, trans=flip_trans(trans))"
+    return f"lu_solve(lu_and_piv, g, trans={_other_trans(ctx)})"
 
 
 def _lu_vjp(ctx: Context) -> str:
