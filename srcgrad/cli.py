@@ -75,7 +75,9 @@ def _qualified(key: Any) -> list[str]:
     elif module.startswith("scipy.special"):
         qualified = f"scipy.special.{name}"
     elif module.startswith("scipy.stats") and inspect.ismethod(key):  # norm.cdf
-        qualified = f"scipy.stats.{getattr(key.__self__, 'name', '?')}.{name}"
+        # (multivariate distributions have no .name: multivariate_normal_gen's instance)
+        dist = getattr(key.__self__, "name", None) or type(key.__self__).__name__
+        qualified = f"scipy.stats.{dist.removesuffix('_gen')}.{name}"
     elif module.startswith("srcgrad"):
         qualified = f"srcgrad.{name}"
     elif module in ("math", "builtins"):

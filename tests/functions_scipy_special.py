@@ -196,3 +196,55 @@ def log_softmax_dynamic(x, axis):
 def cross_entropy(logits, labels):
     """A classifier's loss: labels weight the log-probabilities over the last axis."""
     return -np.mean(np.sum(labels * log_softmax(logits, axis=-1), axis=-1))
+
+
+# -- Bessel functions ------------------------------------------------------------------------
+
+
+def bessel_i(x):
+    return sp.i0(x) + 2.0 * sp.i1(x)
+
+
+def bessel_i_scaled(x):
+    return sp.i0e(x) - sp.i1e(x)
+
+
+def bessel_j(x):
+    return sp.j0(x) * scipy.special.j1(x)
+
+
+def bessel_y(x):
+    return sp.y0(x) + sp.y1(x) ** 2
+
+
+def bessel_k(x):
+    return sp.k0(x) - 3.0 * sp.k1(x)
+
+
+def iv_order(v, x):
+    return sp.iv(v, x)
+
+
+def ive_order(v, x):
+    return sp.ive(v, x)
+
+
+def jv_order(v, x):
+    return sp.jv(v, x)
+
+
+def yv_order(v, x):
+    return sp.yv(v, x)
+
+
+def kv_order(v, x):
+    return sp.kv(v, x)
+
+
+def iv_in_order(v, x):
+    return np.sum(sp.iv(v * 2.0, x))
+
+
+def von_mises_loglik(kappa, x):
+    """The von Mises log-likelihood, with its normaliser log(2 pi i0(kappa)) written stably."""
+    return np.sum(kappa * np.cos(x)) - np.size(x) * (np.log(sp.i0e(kappa)) + kappa)

@@ -35,7 +35,8 @@ from rule_checks import (  # noqa: E402
 )
 
 import srcgrad  # noqa: E402
-from srcgrad.testing import broadcastable_shapes  # noqa: E402
+import srcgrad.errors  # noqa: E402
+from srcgrad.testing import broadcastable_shapes, check_grads  # noqa: E402
 
 UNIT = Domain(0.0625, 0.9375)  # logit (bounds exact in float32)
 NEGATIVE_NONINTEGER = Domain(-3.0, 0.0, frac=(0.3, 0.7))  # gammaln away from its poles
@@ -76,6 +77,12 @@ UNARY = [
     Row("log_softmax(x)", fn.log_softmax_all),
     Row("sp.log_softmax(x, axis=-1)", fn.sp_log_softmax_last, shapes=shapes(1)),
     Row("log_softmax(x, axis=(0, -1))", fn.log_softmax_tuple_axis, shapes=shapes(2)),
+    # Bessel functions (y, k: for x > 0; i0e, i1e: away from their kink at 0)
+    Row("i0(x) + 2 * i1(x)", fn.bessel_i),
+    Row("i0e(x) - i1e(x)", fn.bessel_i_scaled, Domain(exclude=(-0.1, 0.1))),
+    Row("j0(x) * j1(x)", fn.bessel_j),
+    Row("y0(x) + y1(x) ** 2", fn.bessel_y, POSITIVE),
+    Row("k0(x) - 3 * k1(x)", fn.bessel_k, POSITIVE),
 ]
 
 
@@ -160,6 +167,53 @@ def test_logsumexp_b_passed_as_none():
 def test_polygamma_order_as_argument(n):
     check(fn.sp_polygamma_dynamic, (n, np.linspace(0.5, 3.0, 5)))
     check(fn.sp_polygamma_dynamic, (n, np.linspace(0.5, 3.0, 5, dtype=np.float32)))
+
+
+# -- Bessel functions of an order passed in: integer orders for any x, others for x > 0 -------
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "func, domain",
+    [
+        # (SciPy's iv(v, x) is nan for a subnormal x and v != 0: kept away from 0)
+        (fn.iv_order, Domain(exclude=(-1e-3, 1e-3))),
+        (fn.ive_order, Domain(exclude=(-0.1, 0.1))),
+        (fn.jv_order, ANY),
+        (fn.yv_order, POSITIVE),
+        (fn.kv_order, POSITIVE),
+    ],
+    ids=lambda a: getattr(a, "__name__", ""),
+)
+@given(data=st.data())
+def test_bessel_of_order(func, domain, dtype, data):
+    shape = data.draw(shapes())
+    x = operand(data, shape, domain, dtype)
+    v = data.draw(st.sampled_from([0, 1, 2, 3, -1]))
+    check(func, (v, x))
+    if domain is POSITIVE or func is fn.jv_order:  # non-integer orders, for x > 0
+        x = operand(data, shape, POSITIVE, dtype)
+        v = data.draw(st.sampled_from([0.5, 1.5, 2.25]))  # a float, not differentiated
+        order = 1 if rule_checks.single_precision((x,)) else 2
+        tol = dict(eps=1e-3, atol=1e-2, rtol=1e-2) if order == 1 else {}
+        check_grads(func, (v, x), wrt=1, order=order, **tol)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_bessel_order_is_not_differentiated(mode):
+    with pytest.raises(srcgrad.errors.NoDerivativeError) as info:
+        srcgrad.grad(fn.iv_in_order, mode=mode)(1.5, np.array([0.5, 1.0]))
+    assert "in x only, not in its order v" in str(info.value)
+    assert "return np.sum(sp.iv(v * 2.0, x))" in str(info.value)
+
+
+def test_von_mises_agrees_with_the_closed_form():
+    """d/dkappa log i0(kappa) = i1(kappa) / i0(kappa)."""
+    kappa, x = 2.5, np.array([0.1, -0.4, 1.2])
+    import scipy.special as sps
+
+    expected = np.sum(np.cos(x)) - 3 * sps.i1(kappa) / sps.i0(kappa)
+    for mode in ("reverse", "forward"):
+        assert srcgrad.grad(fn.von_mises_loglik, mode=mode)(kappa, x) == pytest.approx(expected)
+    check(fn.von_mises_loglik, (kappa, x))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

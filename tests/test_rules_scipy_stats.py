@@ -1,7 +1,11 @@
-"""Issue 18, item 10 (in part): ``scipy.stats.norm`` (cdf, sf, pdf, logpdf, logcdf,
-logsf, with loc and scale) and ``scipy.special`` ndtr, log_ndtr, ndtri, erfinv,
-erfcinv and betaln. Checked against central differences and closed forms (the
-Black-Scholes Greeks), in both modes, and to second order."""
+"""Issue 18, item 10: ``scipy.stats`` — ``norm`` (cdf, sf, pdf, logpdf, logcdf, logsf,
+with loc and scale); the loc-scale families t, gamma, beta, expon, lognorm, laplace,
+cauchy and logistic (the same six methods, in their shape parameters where the
+derivative has a closed form); ``poisson`` in mu; ``multivariate_normal`` in x, mean
+and cov; and ``scipy.special`` ndtr, log_ndtr, ndtri, erfinv, erfcinv and betaln.
+Checked against central differences and closed forms (the Black-Scholes Greeks), in
+both modes, to second order, and against autograd's ``scipy.stats`` where it has the
+function."""
 
 from __future__ import annotations
 
@@ -101,3 +105,276 @@ def test_the_listing_names_the_distribution():
 
     names = {name for name, _ in cli.supported()}
     assert {"scipy.stats.norm.cdf", "scipy.stats.norm.logpdf", "scipy.special.ndtri"} <= names
+
+
+# -- the loc-scale families: hypothesis rows through rule_checks.check -------------------------
+import functions_scipy_stats as fs  # noqa: E402
+import rule_checks  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from rule_checks import Domain, check, operand, shapes, values  # noqa: E402
+
+import srcgrad.errors  # noqa: E402
+
+METHODS = ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf")
+#: family -> (the standardized point z, inside the support and away from kinks;
+#: the domain of each shape parameter; whether the cdf is differentiated in them)
+FAMILIES = {
+    # (SciPy's t.cdf loses digits next to 0: finite differences there are off by 1e-5)
+    "t": (Domain(-3.0, 3.0, exclude=(-0.05, 0.05)), {"df": Domain(1.0, 6.0)}, False),
+    "gamma": (Domain(0.3, 3.0), {"a": Domain(0.5, 3.0)}, False),
+    "beta": (Domain(0.1, 0.9), {"a": Domain(0.8, 3.0), "b": Domain(0.8, 3.0)}, False),
+    "expon": (Domain(0.1, 3.0), {}, True),
+    "lognorm": (Domain(0.3, 3.0), {"s": Domain(0.4, 1.5)}, True),
+    "laplace": (Domain(-3.0, 3.0, exclude=(-0.1, 0.1)), {}, True),
+    "cauchy": (Domain(-3.0, 3.0), {}, True),
+    "logistic": (Domain(-3.0, 3.0), {}, True),
+}
+LOC, SCALE = Domain(-1.0, 1.0), Domain(0.5, 2.0)
+
+
+def family_params() -> list:
+    return [
+        pytest.param(family, method, id=f"{family}.{method}")
+        for family in FAMILIES
+        for method in METHODS
+    ]
+
+
+@pytest.mark.parametrize("family, method", family_params())
+@given(data=st.data())
+def test_family(family, method, data):
+    """x inside the support, every float argument differentiated (alone, then all at once),
+    to second order; a shape parameter of a cdf without a closed-form derivative comes as
+    a Python int (not differentiated)."""
+    support, shape_domains, cdf_in_shapes = FAMILIES[family]
+    shape = data.draw(shapes(max_dims=2))
+    loc = operand(data, data.draw(st.sampled_from([(), shape])), LOC, np.float64)
+    scale = operand(data, (), SCALE, np.float64)
+    z = data.draw(values(shape, support, np.float64))
+    x = np.asarray(loc + scale * z, dtype=np.float64)
+    density = method in ("logpdf", "pdf")
+    params = []
+    for domain in shape_domains.values():
+        if density or cdf_in_shapes:
+            params.append(
+                operand(data, data.draw(st.sampled_from([(), shape])), domain, np.float64)
+            )
+        else:
+            params.append(data.draw(domain.ints()))
+    check(getattr(fs, f"{family}_{method}"), (x, *params, loc, scale))
+
+
+@pytest.mark.parametrize(
+    "func, args",
+    [
+        (fs.t_logpdf_keywords, (np.array([-1.0, 0.3, 2.5]), 3.5, 1.5)),
+        (fs.gamma_logpdf_defaults, (np.array([0.4, 1.3, 2.5]), 1.7)),
+        (fs.beta_cdf_keywords, (np.array([0.3, 0.5, 0.8]), -0.1)),
+        (fs.lognorm_fit, (0.8, 0.3)),
+        (fs.student_t_loss, (np.array([-1.5, 0.2, 0.9, 3.0]), 2.5)),
+    ],
+    ids=lambda a: getattr(a, "__name__", ""),
+)
+def test_other_spellings(func, args):
+    check(func, args)
+
+
+@pytest.mark.parametrize(
+    "func, wrt, param",
+    [
+        (fs.gamma_cdf_in_a, 1, "a"),
+        (fs.beta_sf_in_b, 1, "b"),
+        (fs.t_cdf_in_df, 1, "df"),
+        (fs.poisson_in_k, 0, "k"),
+    ],
+    ids=lambda a: getattr(a, "__name__", str(a)),
+)
+@pytest.mark.parametrize("mode", MODES)
+def test_shape_parameter_without_closed_form_is_refused(func, wrt, param, mode):
+    with pytest.raises(srcgrad.errors.NoDerivativeError) as info:
+        srcgrad.grad(func, wrt=wrt, mode=mode)(np.array([0.4, 0.7]), 2.5)
+    message = str(info.value)
+    assert f"argument {param!r} depends on the arguments being differentiated" in message
+    assert "closed form" in message or "whole numbers" in message
+    assert "return np.sum" in message  # the user's line
+
+
+def test_cdf_in_x_beside_a_constant_shape_parameter():
+    x = np.array([0.4, 1.1, 2.0])
+    for mode in MODES:
+        got = srcgrad.grad(fs.gamma_cdf_in_a, mode=mode)(x, 2.5)
+        np.testing.assert_allclose(got, scipy.stats.gamma.pdf(x, 2.5), rtol=1e-12)
+
+
+# -- poisson: in mu ----------------------------------------------------------------------------
+POISSON = [f"poisson_{m}" for m in ("logpmf", "pmf", "cdf", "sf", "logcdf", "logsf")]
+
+
+@pytest.mark.parametrize("name", [*POISSON, "poisson_logpmf_loc", "poisson_cdf_loc"])
+@given(data=st.data())
+def test_poisson(name, data):
+    shape = data.draw(shapes(max_dims=2))
+    mu = operand(data, shape, Domain(0.3, 6.0), np.float64)
+    counts = data.draw(
+        values(data.draw(st.sampled_from([(), shape])), Domain(1.0, 9.0), np.float64)
+    )
+    check(getattr(fs, name), (mu, np.floor(counts).astype(np.int64)))
+
+
+def test_poisson_regression():
+    rng = np.random.default_rng(1)
+    features = rng.normal(size=(6, 3))
+    counts = np.array([0, 1, 3, 2, 7, 1])
+    check(fs.poisson_regression, (np.array([0.3, -0.2, 0.5]), features, counts))
+
+
+# -- multivariate normal ---------------------------------------------------------------------
+@pytest.mark.parametrize("func", [fs.mvn_logpdf, fs.mvn_pdf], ids=lambda f: f.__name__)
+@given(data=st.data())
+def test_multivariate_normal(func, data):
+    """cov = factor @ factor.T + I, so every direction finite differences take is one of
+    symmetric matrices; x one point, several, or one in a batch of one."""
+    dim = data.draw(st.integers(1, 3))
+    batch = data.draw(st.sampled_from([(), (1,), (3,), (2, 2)]))
+    x = data.draw(values((*batch, dim), Domain(-1.5, 1.5), np.float64))
+    mean = data.draw(values((dim,), Domain(-1.0, 1.0), np.float64))
+    factor = data.draw(values((dim, dim), Domain(-1.0, 1.0), np.float64))
+    check(func, (x, mean, factor))
+
+
+X3 = np.array([-1.0, 0.3, 2.5])
+SPD = np.array([[2.0, 0.3, -0.4], [0.3, 1.5, 0.2], [-0.4, 0.2, 1.2]])
+POINTS = np.array([[0.3, -0.5, 1.0], [-1.2, 0.4, 0.1]])
+
+
+@pytest.mark.parametrize("func", [fs.mvn_logpdf_cov, fs.mvn_pdf_cov], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", MODES)
+def test_multivariate_normal_cov_is_symmetric(func, mode):
+    """The derivative in cov is the symmetric one: it matches finite differences along
+    symmetric directions, and a tangent counts by its symmetric part."""
+    mean = np.array([0.1, -0.2, 0.3])
+    got = srcgrad.grad(func, wrt=2, mode=mode)(POINTS[0], mean, SPD)
+    np.testing.assert_allclose(got, got.T)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        e = rng.normal(size=(3, 3))
+        e = e + e.T
+        step = (
+            func(POINTS[0], mean, SPD + 1e-6 * e) - func(POINTS[0], mean, SPD - 1e-6 * e)
+        ) / 2e-6
+        assert np.sum(got * e) == pytest.approx(step, rel=1e-6)
+    e = np.triu(rng.normal(size=(3, 3)))  # not symmetric: counts as (e + e.T) / 2
+    _, tangent = srcgrad.jvp(func, wrt=2)(POINTS[0], mean, SPD, e)
+    _, symmetric = srcgrad.jvp(func, wrt=2)(POINTS[0], mean, SPD, (e + e.T) / 2)
+    assert tangent == pytest.approx(symmetric, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "func, args",
+    [
+        (fs.mvn_logpdf_cov, (POINTS, X3 / 4, np.array([1.5, 0.7, 2.0]))),  # cov a diagonal
+        (fs.mvn_logpdf_cov, (POINTS[0], np.zeros(3), 1.7)),  # cov a number
+        (fs.mvn_logpdf_cov, (np.array([0.3, -0.5, 1.0]), np.array([0.2]), 1.3)),  # dim 1
+        (fs.mvn_logpdf_no_mean, (POINTS, SPD / 2)),
+        (fs.mvn_logpdf_standard, (np.array([0.3, -0.5]),)),
+        (fs.mvn_pdf_cov, (POINTS[:1], X3 / 4, np.diag(SPD))),
+    ],
+    ids=["diagonal", "number", "dim-1", "no-mean", "standard", "pdf-diagonal"],
+)
+def test_multivariate_normal_forms_of_cov(func, args):
+    check(func, args)
+
+
+# -- autograd's scipy.stats, where it has the function ----------------------------------------
+def autograd_stats(name: str, method: str, order=None):
+    """autograd's ``scipy.stats.<name>.<method>``, taking the arguments of ours (``order``:
+    the positions of ours it takes, in its order)."""
+    agstats = pytest.importorskip("autograd.scipy.stats")
+    func = getattr(getattr(agstats, name), method)
+    return func if order is None else (lambda *a: func(*(a[i] for i in order)))
+
+
+POSITIVE3 = np.array([0.4, 1.3, 2.5])
+AUTOGRAD = [
+    # (ours, autograd's, args, the positions autograd differentiates)
+    (fs.t_logpdf, ("t", "logpdf"), (X3, 3.5, 0.2, 1.3), (0, 1, 2, 3)),
+    (fs.t_pdf, ("t", "pdf"), (X3, 3.5, 0.2, 1.3), (0, 1, 2, 3)),
+    (fs.gamma_logpdf, ("gamma", "logpdf", (0, 1)), (POSITIVE3, 1.7, 0.0, 1.0), (0, 1)),
+    (fs.gamma_pdf, ("gamma", "pdf", (0, 1)), (POSITIVE3, 1.7, 0.0, 1.0), (0, 1)),
+    (fs.beta_logpdf, ("beta", "logpdf", (0, 1, 2)), (POSITIVE3 / 3, 1.7, 2.5, 0.0, 1.0), (0, 1, 2)),
+    (fs.beta_pdf, ("beta", "pdf", (0, 1, 2)), (POSITIVE3 / 3, 1.7, 2.5, 0.0, 1.0), (0, 1, 2)),
+    (fs.poisson_logpmf, ("poisson", "logpmf", (1, 0)), (POSITIVE3, np.array([1, 0, 4])), (0,)),
+    (fs.poisson_pmf, ("poisson", "pmf", (1, 0)), (POSITIVE3, np.array([1, 0, 4])), (0,)),
+    (fs.poisson_cdf, ("poisson", "cdf", (1, 0)), (POSITIVE3, np.array([1, 0, 4])), (0,)),
+    (fs.mvn_logpdf_cov, ("multivariate_normal", "logpdf"), (POINTS, X3 / 4, SPD), (0, 1, 2)),
+    (fs.mvn_pdf_cov, ("multivariate_normal", "pdf"), (POINTS[0], X3 / 4, SPD), (0, 1)),
+]
+
+
+@pytest.mark.parametrize(
+    "ours, theirs, args, positions",
+    [pytest.param(*case, id=case[0].__name__) for case in AUTOGRAD],
+)
+def test_agrees_with_autograd(ours, theirs, args, positions):
+    """The gradient of the sum of the outputs, by srcgrad's forward and reverse modes and by
+    autograd (whose derivative in cov is not symmetrized: compared by its symmetric part)."""
+    import autograd
+
+    func = autograd_stats(*theirs)
+    for k in positions:
+
+        def total(v, k=k):
+            return np.sum(func(*args[:k], v, *args[k + 1 :]))
+
+        expected = autograd.grad(total)(args[k])
+        if k == 2 and ours in (fs.mvn_logpdf_cov, fs.mvn_pdf_cov):
+            expected = (expected + expected.T) / 2
+        for got in rule_checks.derivatives(ours, args, wrt=k):
+            np.testing.assert_allclose(got, expected, rtol=1e-8, atol=1e-12)
+
+
+# -- frozen distributions ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "func",
+    [fs.frozen_inline, fs.frozen_on_parameters, fs.frozen_global, fs.frozen_multivariate],
+    ids=lambda f: f.__name__,
+)
+@pytest.mark.parametrize("mode", MODES)
+def test_frozen_distribution_is_refused_with_what_to_write(func, mode):
+    with pytest.raises(srcgrad.errors.NoDerivativeError) as info:
+        srcgrad.grad(func, mode=mode)(np.array([0.1, 0.2]))
+    message = str(info.value)
+    assert "frozen scipy.stats distributions" in message
+    assert "`norm.logpdf(x, mu, s)`" in message
+    assert "functions_scipy_stats.py" in message  # the user's file and line
+
+
+# -- generated code: standalone, and float32 arguments -------------------------------------------
+@pytest.mark.parametrize(
+    "func, args",
+    [
+        (fs.gamma_cdf, (np.array([0.4, 1.3, 2.5]), 1.7, 0.1, 1.2)),
+        (fs.t_logcdf, (np.array([-1.0, 0.3, 2.5]), 3.5, 0.2, 1.3)),
+        (fs.mvn_logpdf_cov, (POINTS, X3 / 4, SPD)),
+    ],
+    ids=lambda a: getattr(a, "__name__", ""),
+)
+def test_generated_module_is_standalone(func, args):
+    """The helpers that call SciPy (gammaln, betaln, mvn_whiten...) come with the module."""
+    derivative = srcgrad.vjp(func)
+    dout = np.ones_like(func(*args))
+    namespace: dict = {}
+    exec(compile(derivative.source, "<generated>", "exec"), namespace)
+    generated = next(v for k, v in namespace.items() if k.startswith("vjp_"))
+    np.testing.assert_allclose(generated(*args, dout), derivative(*args, dout))
+
+
+@pytest.mark.parametrize("family", ["t", "gamma", "beta", "logistic"])
+@pytest.mark.parametrize("method", ["logpdf", "cdf"])
+def test_float32_arguments(family, method):
+    """SciPy computes in float64: tangents are float64, gradients float32 like x."""
+    support, shape_domains, cdf_in_shapes = FAMILIES[family]
+    x = np.linspace(support.low + 0.05, support.high - 0.05, 4, dtype=np.float32)
+    shapes_ = [1.5 if method == "logpdf" or cdf_in_shapes else 2 for _ in shape_domains]
+    check(getattr(fs, f"{family}_{method}"), (x, *shapes_, np.float32(0.0), np.float32(1.0)))

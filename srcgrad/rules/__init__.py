@@ -252,6 +252,7 @@ from . import (  # noqa: E402,F401
     operators,
     reductions,
     runtime_rules,
+    scipy_linalg,
     scipy_special,
     scipy_stats,
     shapes,

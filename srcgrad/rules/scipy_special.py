@@ -27,6 +27,17 @@ argument (``g`` the incoming tangent or adjoint, ``ans`` the result)::
                      b: g * exp(a - ans)
     softmax(x)       ans * (g - sum(g * ans, axis, keepdims=True))   (both modes)
     log_softmax(x)   forward g - sum(exp(ans) * g, ...), reverse g - exp(ans) * sum(g, ...)
+    iv(v, x)         g * (iv(v - 1, x) + iv(v + 1, x)) / 2     (i0: g * iv(1, x))
+    jv(v, x), yv     g * (jv(v - 1, x) - jv(v + 1, x)) / 2     (j0: -g * jv(1, x); y alike)
+    kv(v, x)         -g * (kv(v - 1, x) + kv(v + 1, x)) / 2    (k0: -g * kv(1, x))
+    ive(v, x)        g * ((ive(v - 1, x) + ive(v + 1, x)) / 2 - sign(x) * ans)   (i0e, i1e)
+
+The Bessel functions (``i0 i1 i0e i1e iv ive j0 j1 jv y0 y1 yv k0 k1 kv``) are
+differentiated in ``x``; their order ``v`` is not (an order that depends on the ``wrt``
+inputs is an error). Their templates call srcgrad's ``bessel_iv``, ``bessel_jv``...
+(SciPy's ``iv``, ``jv``... imported when called), whose own rules are the same
+recurrences. ``i0e``, ``i1e`` and ``ive`` (``exp(-|x|)`` times ``iv``) have a kink at
+``x == 0`` where ``sign(0) == 0`` gives the mean of the one-sided slopes.
 
 Conventions at delicate points (JAX's, except where noted):
 
@@ -68,9 +79,9 @@ except ImportError:  # srcgrad does not require SciPy: no rules then
     _special = None
 
 
-def _elementwise(func, params, templates, jvp=None) -> Rule:
+def _elementwise(func, params, templates, jvp=None, hints=None) -> Rule:
     """An elementwise function: one template serves both modes (see builders.py), or
-    ``jvp`` in forward mode."""
+    ``jvp`` in forward mode (``hints``: what to say of a parameter not differentiated)."""
     rule = Rule(
         name=f"scipy.special.{func.__name__}",
         params=tuple(params),
@@ -78,8 +89,71 @@ def _elementwise(func, params, templates, jvp=None) -> Rule:
         vjp=dict(templates),
         elementwise=True,
         rank=_max_rank,
+        hints=hints or {},
     )
     return register(func, rule)
+
+
+# -- Bessel functions, in x: the order is not differentiated ---------------------------------
+#: name -> (the helper computing it at any order, the sign of the derivative recurrence:
+#: d/dx C_v = (C_{v-1} + sign * C_{v+1}) / 2, times -1 for kv; whether exp(-|x|) scales it)
+_BESSEL = {
+    "i": ("bessel_iv", "+", 1),
+    "j": ("bessel_jv", "-", 1),
+    "y": ("bessel_yv", "-", 1),
+    "k": ("bessel_kv", "+", -1),
+}
+
+
+def _bessel_slope(kind: str, order: str, scaled: bool = False) -> str:
+    """The derivative in x of the Bessel function ``kind`` of ``order`` (a template)."""
+    helper, sign, outer = _BESSEL[kind]
+    helper = "bessel_ive" if scaled else helper
+    if order == "0":  # C_{-1} is C_1 (I, K) or -C_1 (J, Y): d C_0 = +-C_1
+        slope = f"{helper}(1, x)" if kind == "i" else f"-{helper}(1, x)"
+    else:
+        below = "v - 1" if order == "v" else f"{int(order) - 1}"
+        above = "v + 1" if order == "v" else f"{int(order) + 1}"
+        slope = f"({helper}({below}, x) {sign} {helper}({above}, x)) / 2"
+        slope = f"-{slope}" if outer < 0 else slope
+    if scaled:  # d (C(x) exp(-|x|)) = (C'(x) - sign(x) C(x)) exp(-|x|)
+        slope = f"({slope} - np.sign(x) * ans)"
+    return slope
+
+
+_ORDER_HINT = (
+    "srcgrad differentiates scipy.special.{} in x only, not in its order v (an order "
+    "that depends on the arguments being differentiated has no derivative srcgrad knows)"
+)
+
+
+def _register_bessel(sp) -> None:
+    for name, kind, order, scaled in (
+        ("i0", "i", "0", False),
+        ("i1", "i", "1", False),
+        ("i0e", "i", "0", True),
+        ("i1e", "i", "1", True),
+        ("j0", "j", "0", False),
+        ("j1", "j", "1", False),
+        ("y0", "y", "0", False),
+        ("y1", "y", "1", False),
+        ("k0", "k", "0", False),
+        ("k1", "k", "1", False),
+    ):
+        _elementwise(getattr(sp, name), ("x",), {"x": f"g * {_bessel_slope(kind, order, scaled)}"})
+    for name, kind, scaled in (
+        ("iv", "i", False),
+        ("ive", "i", True),
+        ("jv", "j", False),
+        ("yv", "y", False),
+        ("kv", "k", False),
+    ):
+        _elementwise(
+            getattr(sp, name),
+            ("v", "x"),
+            {"x": f"g * {_bessel_slope(kind, 'v', scaled)}"},
+            hints={"v": _ORDER_HINT.format(name)},
+        )
 
 
 # -- reductions over ``axis`` ---------------------------------------------------------------
@@ -242,3 +316,24 @@ def _register() -> None:
 
 if _special is not None:
     _register()
+    _register_bessel(_special)
+
+
+# the helpers the Bessel templates call, differentiated again: the same recurrences
+for _kind, (_helper, _sign, _outer) in _BESSEL.items():
+    register(
+        ("helper", _helper),
+        Rule(
+            name=f"srcgrad's {_helper}",
+            params=("v", "x"),
+            jvp={"x": f"g * {_bessel_slope(_kind, 'v')}"},
+        ),
+    )
+register(
+    ("helper", "bessel_ive"),
+    Rule(
+        name="srcgrad's bessel_ive",
+        params=("v", "x"),
+        jvp={"x": f"g * {_bessel_slope('i', 'v', True)}"},
+    ),
+)

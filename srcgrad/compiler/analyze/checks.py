@@ -13,6 +13,7 @@ import numpy as np
 from ...errors import NoDerivativeError, UnsupportedSyntaxError
 from ...rules.builders import operation_name
 from ...rules.fft import REAL_INPUT
+from ...rules.scipy_stats import frozen_hint
 from ..normalize.lower import Normalized
 from .dtypes import check_writes
 from .facts import Facts, Op, is_append, is_setitem, makes_sequence
@@ -92,6 +93,9 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
         )
     if isinstance(op.key, tuple) and op.key[0] == "passed":
         return locator.error(NoDerivativeError, user, _passed_message(op.key[1]))
+    frozen = frozen_hint(callee, op.key)  # scipy.stats: norm(mu, s).logpdf(x)
+    if frozen is not None:
+        return locator.error(NoDerivativeError, user, frozen)
     # named as the user wrote it: a core statement's text would show srcgrad's temporaries
     qualname = getattr(callee, "__qualname__", None)
     module = getattr(callee, "__module__", None)
