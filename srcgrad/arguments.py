@@ -232,6 +232,13 @@ def check_not_complex(params: Sequence[str], values: Sequence[Any], fname: str) 
             )
 
 
+def is_complex_leaf(value: Any) -> bool:
+    """A complex number or array (not a container holding some)."""
+    return isinstance(value, complex) or (
+        isinstance(getattr(value, "dtype", None), np.dtype) and value.dtype.kind == "c"
+    )
+
+
 def _numeric(value: Any) -> bool:
     """An array or a number (a module has a ``dtype`` too: ``np.dtype``)."""
     return isinstance(value, complex) or isinstance(getattr(value, "dtype", None), np.dtype)

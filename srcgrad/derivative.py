@@ -26,6 +26,7 @@ from .arguments import (
     _unused_name,
     _wide_axes,
     check_not_complex,
+    is_complex_leaf,
 )
 from .backends import NUMPY, Backend, backend_of, check_arguments
 from .cache import (
@@ -178,6 +179,34 @@ class Derivative:
             self._wrappers[key] = (derived, wrapper)
         return wrapper
 
+    def _complex_arguments(self, values: list[Any]) -> frozenset[str]:
+        """The parameters given complex arrays or numbers: differentiated in reverse mode
+        and by jvp (autograd's convention, README); a ``TypeError`` saying what to do for
+        the derivatives that do not take them yet."""
+        complexes = frozenset(p for p, v in zip(self._params, values) if is_complex_leaf(v))
+        check_not_complex(  # (in pytrees)
+            [p for p in self._params if p not in complexes],
+            [v for p, v in zip(self._params, values) if p not in complexes],
+            self.__name__,
+        )
+        if not complexes:
+            return complexes
+        what = None
+        if self._inner is not None:
+            what = "a derivative of a derivative"
+        elif self._generated_kind == "jvp" and self.kind != "jvp" and complexes & set(self.wrt):
+            what = f"{self.kind} in forward mode (use mode='reverse')"
+            complexes = complexes & set(self.wrt)  # (those named below)
+        if what is not None:
+            first = sorted(complexes)[0]
+            raise TypeError(
+                f"{self.__name__} got a complex argument {first!r}; srcgrad takes complex "
+                f"arguments in reverse mode and jvp, not yet in {what}. Pass the real and "
+                f"imaginary parts ({first}.real, {first}.imag) as two arguments and make the "
+                "complex value inside the function (z = x + 1j * y)"
+            )
+        return complexes
+
     def _call_over_gradient(self, args: tuple, kwargs: dict) -> Any:
         """The vjp of a gradient: the cotangent (shaped like the gradient: a tuple for a
         tuple ``wrt``) is the tangent of the function's jvp, one part per argument."""
@@ -202,6 +231,7 @@ class Derivative:
         wide: tuple | None = None,
         floats: frozenset[str] = frozenset(),
         statics: tuple = (),
+        complexes: frozenset[str] = frozenset(),
     ) -> driver.Derived:
         """The generated code for arguments of these ranks (pytrees: their structures)
         and, in ``wide``, for each array argument, which of its axes are not of length 1;
@@ -232,11 +262,14 @@ class Derivative:
             self.has_aux,
             floats_key,
             statics,
+            tuple(sorted(complexes)),
         )
         entry = _current_entry(target)
         derived = entry.derived.get(key)
         if derived is None or not derived.is_current():
-            derived = self._generate(entry, target, wrt, ranks, backend, wide, floats, statics)
+            derived = self._generate(
+                entry, target, wrt, ranks, backend, wide, floats, statics, complexes
+            )
             entry.derived[key] = derived
         self._last = derived
         return derived
@@ -274,11 +307,14 @@ class Derivative:
         wide: tuple,
         floats: frozenset[str] = frozenset(),
         statics: tuple = (),
+        complexes: frozenset[str] = frozenset(),
     ) -> driver.Derived:
         """Generate the code ``_derived`` looks for (and keeps in ``entry``); an error
         in the inner derivative's code is reported where the user wrote its line."""
         try:
-            return self._derive(entry, target, wrt, ranks, backend, wide, floats, statics)
+            return self._derive(
+                entry, target, wrt, ranks, backend, wide, floats, statics, complexes
+            )
         except SrcgradError as exc:
             if self._inner is None:
                 raise
@@ -298,6 +334,7 @@ class Derivative:
         wide: tuple,
         floats: frozenset[str],
         statics: tuple = (),
+        complexes: frozenset[str] = frozenset(),
     ) -> driver.Derived:
         """The code for these arguments, from ``target``'s normalized form in ``entry``
         (made on first use)."""
@@ -322,6 +359,7 @@ class Derivative:
             wide=dict(wide),
             floats=floats,
             statics=dict(statics),
+            complexes=complexes,
         )
 
     @property
@@ -382,9 +420,10 @@ class Derivative:
                 raise
             raise TypeError(self._usage(len(args) + extra_count + len(kwargs))) from None
         check_arguments(values, self._params, self.__name__)
+        complexes = self._complex_arguments(values)
         for w in self.wrt:
-            _check_differentiable(w, values[self._params.index(w)], self.__name__)
-        check_not_complex(self._params, values, self.__name__)
+            if w not in complexes:
+                _check_differentiable(w, values[self._params.index(w)], self.__name__)
         backend = backend_of(values, self._params)
         if backend.name == "dask" and extras:  # numpy tangents or cotangent: dask too
             extras = [pytree.map_leaves(_lazy, e) for e in extras]
@@ -392,7 +431,7 @@ class Derivative:
         wide = tuple((p, w) for p, w in zip(self._params, map(_wide_axes, values)) if w)
         floats = frozenset(p for p, v in zip(self._params, values) if value_kind(v) == FLOAT)
         statics = tuple((p, v) for p, v in zip(self._params, values) if is_function_value(v))
-        derived = self._derived(ranks, backend, wide, floats, statics)
+        derived = self._derived(ranks, backend, wide, floats, statics, complexes)
         if derived.copied:  # (never by the quick path: this check runs on every call)
             _check_written_apart(derived.copied, self._params, values, self.__name__)
             quick = None

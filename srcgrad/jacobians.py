@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import pytree
-from .arguments import _MODES, Wrt, _is_array, _not_a_function
+from .arguments import _MODES, Wrt, _is_array, _not_a_function, is_complex_leaf
 from .backends import (
     check_arguments,
 )
@@ -82,6 +82,13 @@ class Jacobian:
         values = inner._bind(args, kwargs)
         check_arguments(values, inner._params, inner.__name__)
         trees = [w for w in inner.wrt if pytree.is_node(values[inner._params.index(w)])]
+        complexes = [w for w in inner.wrt if is_complex_leaf(values[inner._params.index(w)])]
+        if complexes and self.mode == "forward":  # (a column per real direction: no z_bar)
+            raise TypeError(
+                f"jacobian in forward mode takes real wrt arguments; {complexes[0]!r} is "
+                "complex. Pass mode='reverse' (rows of z_bar = df/dx - 1j df/dy, autograd's "
+                "convention), or its real and imaginary parts as two arguments"
+            )
         if trees and self.mode == "forward":
             return self._tree_columns(values)
         if trees:

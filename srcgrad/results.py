@@ -17,15 +17,18 @@ _NDARRAY = np.ndarray  # (one lookup fewer on the quick path)
 
 
 _COMPLEX_GRADIENT = (
-    "the derivative came out complex: a complex value (an argument's, say) met the "
-    "differentiated arguments, and srcgrad does not differentiate complex numbers yet"
+    "the derivative of a real argument came out complex: a complex value srcgrad's "
+    "analysis did not see met the differentiated arguments; make the complex values "
+    "inside the function (z = x + 1j * y), where srcgrad sees them"
 )
 
 
 def _like(g: Any, x: Any) -> Any:
     """The gradient ``g`` with the type, dtype and shape of the argument ``x``."""
-    if np.iscomplexobj(g):  # a complex value analysis could not see (an argument's)
+    if np.iscomplexobj(g) and not np.iscomplexobj(x):  # (a complex value analysis missed)
         raise TypeError(_COMPLEX_GRADIENT)
+    if isinstance(x, complex):
+        return complex(g)
     # (a dask gradient of a number stays lazy: a 0-d dask array)
     if isinstance(x, float) and not isinstance(x, np.generic):
         if isinstance(g, (float, np.generic, np.ndarray)) or not is_dask(g):

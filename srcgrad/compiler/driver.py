@@ -174,6 +174,7 @@ def analyzed(
     wide: dict[str, tuple[bool, ...]] | None = None,
     floats: frozenset[str] = frozenset(),
     statics: dict[str, Any] | None = None,
+    complexes: frozenset[str] = frozenset(),
 ) -> tuple[Normalized, Facts]:
     """Analyze ``norm``, lowered again where a loop iterates a dict: normalize reads
     what a loop iterates by position until the structures of the arguments (``ranks``:
@@ -197,6 +198,7 @@ def analyzed(
             check=False,
             floats=floats,
             statics=statics,
+            complexes=complexes,
         )
         more = {
             where: keys
@@ -308,16 +310,18 @@ def derive(
     wide: dict[str, tuple[bool, ...]] | None = None,
     floats: frozenset[str] = frozenset(),
     statics: dict[str, Any] | None = None,
+    complexes: frozenset[str] = frozenset(),
 ) -> Derived:
     """Analyze, transform, optimize and emit one derivative of ``norm``. ``wide``: for
     array parameters, which axes of their arguments are not of length 1 (shapes the
     code may rely on); ``floats``: the parameters whose arguments are floats;
-    ``statics``: the parameters whose arguments are functions, with those functions."""
+    ``statics``: the parameters whose arguments are functions, with those functions;
+    ``complexes``: those whose arguments are complex."""
     assert kind in KINDS, kind
     with _collector_paused():
         _count("analyze")
         mode = "jvp" if kind == "jvp" else "vjp"
-        norm, facts = analyzed(norm, wrt, ranks or {}, mode, wide or {}, floats, statics)
+        norm, facts = analyzed(norm, wrt, ranks or {}, mode, wide or {}, floats, statics, complexes)
         if trace is not None:
             trace["analyze"] = _describe(facts)
         if kind not in ("vjp", "jvp"):

@@ -55,6 +55,7 @@ def analyze(
     check: bool = True,
     floats: frozenset[str] = frozenset(),
     statics: dict[str, Any] | None = None,
+    complexes: frozenset[str] = frozenset(),
 ) -> Facts:
     """Classify every statement, then compute sequences, shapes, activity and aliases.
     ``mode`` ("jvp" or "vjp"): the transform that follows, where a runtime helper has a
@@ -63,7 +64,8 @@ def analyze(
     the facts alone, with no error for what could not be differentiated (for the alias
     analysis of a callee). ``floats``: the parameters whose arguments are floats (the
     ``wrt`` ones are). ``statics``: the parameters whose arguments are functions, with
-    those functions (a call through one is a call of that function)."""
+    those functions (a call through one is a call of that function). ``complexes``: the
+    parameters whose arguments are complex numbers or arrays."""
     env = norm.parsed.env
     if statics:
         env = {**env, **statics}
@@ -83,7 +85,8 @@ def analyze(
     facts.returned = ret.value
     assigns = _classify_all(facts, body[:-1], env)
     defining = [s for s in facts.ops if isinstance(s, ast.Assign) or is_append(s)]
-    facts.complex, facts.complex_sites = complex_values(facts, defining, env)
+    arguments = {p: f"the argument {p!r} is complex" for p in complexes}
+    facts.complex, facts.complex_sites = complex_values(facts, defining, env, arguments)
     use_complex_rules(facts)
     find_sequences(facts, {a.arg for a in norm.tree.args.args}, trees)
     _tree_parts(facts, assigns, trees)

@@ -64,15 +64,19 @@ def _is_complex(value: Any) -> bool:
 
 
 def complex_values(
-    facts: Facts, assigns: list[ast.stmt], env: dict[str, Any]
+    facts: Facts,
+    assigns: list[ast.stmt],
+    env: dict[str, Any],
+    arguments: dict[str, str] | None = None,
 ) -> tuple[dict[str, str], set[int]]:
     """Names that may hold complex numbers, each with where its complex value comes from:
     a complex constant, global or closure value, a cast to a complex dtype, a function
     that may return complex numbers (``np.fft``, ``np.linalg.eig``, ``np.emath``, a
     function of the user's that does), and every operation on such a value but
     comparisons, ``abs`` and the like. Also the statements (by id) whose own operation
-    gives a complex value (a name is complex where one of its definitions is)."""
-    found: dict[str, str] = {}
+    gives a complex value (a name is complex where one of its definitions is).
+    ``arguments``: the parameters given complex values, with why."""
+    found: dict[str, str] = dict(arguments or {})
     sites: set[int] = set()
 
     def origin(atom: ast.expr) -> str | None:
