@@ -69,6 +69,7 @@ class _Expressions:
         self.updates: dict[ast.stmt, str] = {}  # see Normalized.updates
         self.checks: dict[ast.stmt, tuple[str, str]] = {}  # see Normalized.checks
         self.pending_check: tuple[str, str] | None = None  # for the next statement
+        self.errstate: dict[str, str] = {}  # see Normalized.errstate
 
     @contextlib.contextmanager
     def block(self, into: list[ast.stmt]) -> Iterator[list[ast.stmt]]:

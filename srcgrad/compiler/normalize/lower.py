@@ -67,6 +67,7 @@ from ..transform.naming import Namer
 from .arguments import copy_written_parameters
 from .comprehensions import lower_comprehensions
 from .containers import lower_containers
+from .contexts import lower_contexts
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
 from .statements import _is_docstring, _Statements
@@ -102,6 +103,9 @@ class Normalized:
     dicts: dict[tuple[int, int, int, int], tuple] = dataclasses.field(default_factory=dict)
     #: the ``split_aux`` calls made on this, in order (lowering again repeats them)
     splits: list[tuple[int, bool]] = dataclasses.field(default_factory=list)
+    #: the settings of the function's ``with np.errstate(...)`` blocks, which the driver
+    #: puts around its derivatives' bodies (see ``normalize.contexts``)
+    errstate: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def with_dict_keys(self, dicts: dict[tuple[int, int, int, int], tuple]) -> Normalized:
         """The function lowered again, with the loops over the iterables at the places
@@ -224,6 +228,7 @@ class _Normalizer(_Statements):
             checks=self.checks,
             entry=self.entry,
             copied=self.copied,
+            errstate=self.errstate,
         )
 
     def lower_body(self, tree: ast.FunctionDef) -> ast.expr:
@@ -232,6 +237,7 @@ class _Normalizer(_Statements):
         body = tree.body
         if body and _is_docstring(body[0]):
             body = body[1:]
+        body, self.errstate = lower_contexts(body, self.env, _local_names(tree), self.fail)
         if self.entry:
             params = self.parsed.params
             body, self.copied = copy_written_parameters(body, params)

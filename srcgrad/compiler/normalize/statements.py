@@ -16,7 +16,10 @@ from .iteration import _Iteration
 
 _UNSUPPORTED_STMTS: dict[type, tuple[str, str]] = {
     ast.Try: ("`try` statements", "move error handling outside the differentiated function"),
-    ast.With: ("`with` statements", "move the context manager outside the function"),
+    ast.With: (
+        "`with` statements (other than `with np.errstate(...)`)",
+        "move the context manager outside the function",
+    ),
     ast.AsyncWith: ("`async with`", "differentiate a plain synchronous function"),
     ast.AsyncFor: ("`async for`", "differentiate a plain synchronous function"),
     ast.Global: ("`global` declarations", "pass the value in as an argument instead"),
