@@ -50,3 +50,134 @@ def another_context(x, path):
     with open(path) as handle:
         y = np.log(x) * len(handle.read())
     return np.sum(y)
+
+
+# -- functions defined inside the function (written out where they are called) --------
+
+
+def closure_layers(x, w):
+    def layer(h):
+        z = h @ w
+        return np.tanh(z)
+
+    sq = lambda t: t * t  # noqa: E731 (the construct under test)
+    y = layer(x)
+    return np.sum(sq(layer(y)))
+
+
+def closure_late_binding(x):
+    scale = x * 2.0
+
+    def scaled(v, power=2):
+        return scale * v**power
+
+    first = scaled(x)
+    scale = np.sin(x)  # the closure reads the new value when called next
+    return np.sum(first + scaled(x, power=3))
+
+
+def closure_with_control_flow(x, n):
+    def step(h, k):
+        total = h
+        for j in range(k):
+            if j % 2 == 0:
+                total = total + np.cos(total) * x
+            else:
+                total = total * 0.5
+        return total
+
+    h = x
+    for k in range(n):
+        h = step(h, k)
+    return np.sum(h * h)
+
+
+def closure_in_a_comprehension(x, w):
+    cube = lambda v: v * v * v  # noqa: E731
+
+    def weighted(v, *, by):
+        return cube(v) * by
+
+    terms = [weighted(x[i], by=w[i]) for i in range(len(x)) if x[i] > -10]
+    return sum(terms)
+
+
+def closure_shadowing(x):
+    h = x * 3.0
+
+    def f(v):
+        h = v * v  # the closure's own h: the function's is left as it is
+        return h + 1.0
+
+    y = f(x)
+    return np.sum(y * h)
+
+
+def closure_returned(x):
+    def g(y):
+        return y * x
+
+    return g
+
+
+def closure_passed_on(x):
+    def g(y):
+        return y * y
+
+    return np.sum(apply_to(g, x))
+
+
+def apply_to(g, x):
+    return g(x)
+
+
+def closure_in_a_branch(x):
+    if np.sum(x) > 0:
+
+        def g(y):
+            return y * y
+
+        return np.sum(g(x))
+    return np.sum(x)
+
+
+def closure_recursive(x):
+    def g(y, n):
+        return y if n == 0 else g(y * y, n - 1)
+
+    return np.sum(g(x, 2))
+
+
+def closure_default_computed(x):
+    s = np.sum(x)
+
+    def g(y, by=s):
+        return y * by
+
+    return np.sum(g(x))
+
+
+def closure_early_return(x):
+    def g(y):
+        if np.sum(y) > 0:
+            return y
+        return -y
+
+    return np.sum(g(x))
+
+
+def closure_nonlocal(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+        return total
+
+    add(x)
+    return np.sum(total)
+
+
+def closure_called_conditionally(x):
+    g = lambda y: y * y  # noqa: E731
+    return np.sum(g(x) if np.sum(x) > 0 else x)

@@ -18,7 +18,11 @@ _NOT_YET = "srcgrad does not differentiate {what} yet; {advice}"
 
 
 _UNSUPPORTED_EXPRS: dict[type, tuple[str, str]] = {
-    ast.Lambda: ("lambdas inside the function", "define a function at module level"),
+    ast.Lambda: (
+        "lambdas here",
+        "bind it to a name first (`sq = lambda t: t * t`, then `sq(x)`), or define a "
+        "function at module level",
+    ),
     ast.ListComp: ("list comprehensions", "use vectorised numpy operations"),
     ast.SetComp: ("set comprehensions", "use vectorised numpy operations"),
     ast.DictComp: ("dict comprehensions", "use vectorised numpy operations"),

@@ -70,6 +70,7 @@ from .containers import lower_containers
 from .contexts import lower_contexts
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
+from .nested import inline_nested
 from .statements import _is_docstring, _Statements
 
 
@@ -237,12 +238,17 @@ class _Normalizer(_Statements):
         body = tree.body
         if body and _is_docstring(body[0]):
             body = body[1:]
-        body, self.errstate = lower_contexts(body, self.env, _local_names(tree), self.fail)
-        if self.entry:
-            params = self.parsed.params
-            body, self.copied = copy_written_parameters(body, params)
-        body = lower_containers(body, self.env, _local_names(tree))
+        local = _local_names(tree)
+        body, self.errstate = lower_contexts(body, self.env, local, self.fail)
+        body = lower_containers(body, self.env, local)
         body = lower_comprehensions(body, self.namer, self.env)
+        inlined = inline_nested(body, self.namer, self.fail)
+        if inlined is not body:  # (the nested functions' own containers and comprehensions)
+            body = lower_comprehensions(
+                lower_containers(inlined, self.env, local), self.namer, self.env
+            )
+        if self.entry:
+            body, self.copied = copy_written_parameters(body, self.parsed.params)
         lowered = lower_exits(_with_body(tree, body), self.namer)
         body = lowered.body
         self.mutable = _assigned_in_compound(body)

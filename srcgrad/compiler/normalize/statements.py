@@ -25,7 +25,7 @@ _UNSUPPORTED_STMTS: dict[type, tuple[str, str]] = {
     ast.Global: ("`global` declarations", "pass the value in as an argument instead"),
     ast.Nonlocal: ("`nonlocal` declarations", "pass the value in and return the result"),
     ast.Delete: ("`del` statements", "leave the variable in place"),
-    ast.FunctionDef: ("nested function definitions", "define the helper at module level"),
+    ast.FunctionDef: ("nested function definitions here", "define the helper at module level"),
     ast.ClassDef: ("class definitions", "define the class at module level"),
 }
 if hasattr(ast, "TryStar"):
