@@ -4,6 +4,8 @@ can run the same source (``autograd_oracle.autograd_twin``)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 
@@ -181,3 +183,70 @@ def closure_nonlocal(x):
 def closure_called_conditionally(x):
     g = lambda y: y * y  # noqa: E731
     return np.sum(g(x) if np.sum(x) > 0 else x)
+
+
+# -- callables: functools.partial, objects with __call__ ------------------------------
+
+
+def decay(y, k, *, rate=1.0):
+    return -k * rate * y * y
+
+
+def rk_step(f, y, dt):
+    k1 = f(y)
+    return y + dt * f(y + 0.5 * dt * k1)
+
+
+def integrate(f, y0):
+    y = y0
+    for _ in range(3):
+        y = rk_step(f, y, 0.1)
+    return np.sum(y * y)
+
+
+def apply_weighted(f, x):
+    return np.sum(f(x) * x)
+
+
+def partial_made_inside(theta, y0):
+    f = functools.partial(decay, rate=theta)
+    y = f(y0, 0.3) + f(y0, k=0.7, rate=1.5)  # (a keyword of the call wins)
+    return np.sum(y * y)
+
+
+def partial_of_a_passed_function(theta, g, y0):
+    f = functools.partial(g, theta)
+    return np.sum(f(y0))
+
+
+def scaled_sine(a, y):
+    return np.sin(a * y)
+
+
+def partial_made_inside_passed_on(theta, y0):
+    f = functools.partial(decay, k=theta)
+    return integrate(f, y0)
+
+
+def partial_of_a_variable(theta, y0):
+    g = decay if theta > 0 else scaled_sine
+    f = functools.partial(g, y0)
+    return np.sum(f(theta))
+
+
+class Scaled:
+    """A callable object: ``Scaled(w)(x)`` is ``sin(x) * w``."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return np.sin(x) * self.w
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def predict(self, x):
+        return x * self.w

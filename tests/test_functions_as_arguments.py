@@ -84,8 +84,8 @@ class Squarer:
 
 @pytest.mark.parametrize(
     "g",
-    [functools.partial(np.multiply, 2.0), Squarer(), 3.0],
-    ids=["partial", "callable-object", "number"],
+    [functools.partial(np.multiply, np.ones(3)), Squarer().__call__, 3.0],
+    ids=["partial-fixing-an-array", "bound-method", "number"],
 )
 def test_a_callable_srcgrad_cannot_read_is_refused_at_the_call(g):
     for mode in MODES:

@@ -6,6 +6,7 @@ without a derivative, complex values, in-place changes and dtype writes (through
 from __future__ import annotations
 
 import ast
+import inspect
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,16 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
         )
     if isinstance(op.key, tuple) and op.key[0] == "passed":
         return locator.error(NoDerivativeError, user, _passed_message(op.key[1]))
+    if inspect.ismethod(callee) and inspect.isfunction(callee.__func__):
+        method = callee.__func__.__qualname__
+        return locator.error(
+            NoDerivativeError,
+            user,
+            f"`{ast.unparse(op.stmt.value.func)}` is the bound method {method} of an object; "
+            f"srcgrad differentiates the function {method} when it is called with the object "
+            f"as its first argument: pass the object in and write `{method}(obj, ...)` here "
+            "(or give its class a __call__ and call the object).",
+        )
     # named as the user wrote it: a core statement's text would show srcgrad's temporaries
     qualname = getattr(callee, "__qualname__", None)
     module = getattr(callee, "__module__", None)
@@ -120,9 +131,11 @@ def _passed_message(param: str) -> str:
         f"`{param}` is the argument `{param}`, called here on a value srcgrad "
         "differentiates: srcgrad calls the derivative of the function passed in, made "
         "for that very function, where the argument is a Python function (`def` or "
-        "lambda), a builtin or a numpy ufunc; this one is another kind of object (a "
-        "functools.partial, an object with __call__, a number...). Pass a plain "
-        "function, or call the function by name."
+        "lambda), a builtin, a numpy ufunc, a functools.partial of one fixing numbers, or "
+        "an object whose class defines __call__; this one is another kind of object (a "
+        "bound method, a partial fixing an array, a number...). Pass one of those, or "
+        "pass the object itself and call its method by name here "
+        "(`Model.predict(model, x)`), or pass a fixed array as an argument of its own."
     )
 
 

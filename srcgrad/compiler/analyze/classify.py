@@ -20,6 +20,7 @@ from .facts import (
     Op,
     _static_attr,
     resolve_static,
+    unwrap_callable,
 )
 
 
@@ -151,8 +152,10 @@ def _operation(target: ast.expr, rhs: ast.expr, env: dict[str, Any]) -> tuple:
         key, args, kws = "compare", [rhs.left, rhs.comparators[0]], []
     elif isinstance(rhs, ast.Call):
         if _static_attr(rhs.func, env) or (isinstance(rhs.func, ast.Name) and rhs.func.id in env):
-            callee = resolve_static(rhs.func, env)
-            key, args, kws = callee, list(rhs.args), list(rhs.keywords)
+            callee, args, kws = unwrap_callable(
+                resolve_static(rhs.func, env), list(rhs.args), list(rhs.keywords), rhs
+            )
+            key = callee
         elif isinstance(rhs.func, ast.Name):  # through a parameter given no function
             key, args, kws = ("passed", rhs.func.id), list(rhs.args), list(rhs.keywords)
         else:

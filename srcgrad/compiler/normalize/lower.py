@@ -242,7 +242,7 @@ class _Normalizer(_Statements):
         body, self.errstate = lower_contexts(body, self.env, local, self.fail)
         body = lower_containers(body, self.env, local)
         body = lower_comprehensions(body, self.namer, self.env)
-        inlined = inline_nested(body, self.namer, self.fail)
+        inlined = inline_nested(body, self.namer, self.env, local, self.fail)
         if inlined is not body:  # (the nested functions' own containers and comprehensions)
             body = lower_comprehensions(
                 lower_containers(inlined, self.env, local), self.namer, self.env

@@ -30,12 +30,15 @@ paths evaluate it (``a if c else g(x)``, ``while g(x) > 0``).
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...errors import UnsupportedSyntaxError
 from ..astwalk import copy_tree
 from ..transform.naming import Namer
+from .iteration import _static_value
 
 Fail = Callable[[ast.AST, str], UnsupportedSyntaxError]
 
@@ -55,6 +58,24 @@ _AS_A_VALUE = (
     "Call it here, or define it at module level (a function passed as an argument works)."
 )
 
+_PARTIAL_AS_A_VALUE = (
+    "`{name}` is a functools.partial made in the function, which srcgrad calls as the "
+    "function it binds where it is called (`{name}(...)`); here it is used as a value "
+    "(returned, stored or passed on). Pass the function and the arguments it fixes "
+    "separately instead (a partial fixing numbers, made outside and passed in, works too)."
+)
+
+
+@dataclass
+class _Partial:
+    """``name = functools.partial(func, *args, **keywords)``: the function called, and
+    the arguments it was given (atoms: each computed once, where the partial is made)."""
+
+    name: str
+    func: ast.expr
+    args: list[ast.expr]
+    keywords: dict[str, ast.expr]
+
 
 @dataclass
 class _Nested:
@@ -70,23 +91,37 @@ class _Nested:
     local: set[str] = field(default_factory=set)
 
 
-def inline_nested(body: list[ast.stmt], namer: Namer, fail: Fail) -> list[ast.stmt]:
-    """``body`` with its nested functions written out where they are called (see the
-    module's docstring); the user's statements are left as they are."""
+def inline_nested(
+    body: list[ast.stmt], namer: Namer, env: dict[str, Any], local: set[str], fail: Fail
+) -> list[ast.stmt]:
+    """``body`` with its nested functions written out where they are called, and its
+    partials called as the functions they bind (see the module's docstring); the user's
+    statements are left as they are. ``env``: the free names resolved; ``local``: the
+    function's own names."""
+    inliner = _Inliner(namer, env, local, fail)
     if not any(
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or inliner.partial(n)
         for s in body
         for n in ast.walk(s)
     ):
         return body
-    return _Inliner(namer, fail).block(copy_tree(body), top=True)
+    inliner.assigned = {
+        n.id
+        for s in body
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+    return inliner.block(copy_tree(body), top=True)
 
 
 class _Inliner:
-    def __init__(self, namer: Namer, fail: Fail) -> None:
+    def __init__(self, namer: Namer, env: dict[str, Any], local: set[str], fail: Fail) -> None:
         self.namer = namer
+        self.env = env
+        self.local = local
         self.fail = fail
-        self.nested: dict[str, _Nested] = {}
+        self.assigned: set[str] = set()  # the names the function assigns
+        self.nested: dict[str, _Nested | _Partial] = {}
         self.calling: list[str] = []  # the nested functions being written out
 
     def block(self, stmts: list[ast.stmt], top: bool = False) -> list[ast.stmt]:
@@ -101,31 +136,50 @@ class _Inliner:
                         "is defined at the top level of the function (not under an `if` or "
                         "in a loop); define it there, or at module level.",
                     )
-                self.define(stmt, definition)
+                out.extend(self.define(stmt, definition))
                 continue
             self.rebinding(stmt)
             out.extend(self.statement(stmt))
         return out
 
     def definition(self, stmt: ast.stmt) -> str | None:
-        """The name a nested ``def`` or ``name = lambda ...`` defines."""
+        """The name a nested ``def``, ``name = lambda ...`` or ``name = partial(...)``
+        defines."""
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return stmt.name
         if (
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.Lambda)
+            and (isinstance(stmt.value, ast.Lambda) or self.partial(stmt.value))
         ):
             return stmt.targets[0].id
         return None
 
-    def define(self, stmt: ast.stmt, name: str) -> None:
+    def partial(self, node: ast.AST) -> bool:
+        """Whether ``node`` calls ``functools.partial`` (by a name the function does not
+        rebind)."""
+        if not isinstance(node, ast.Call):
+            return False
+        root = node.func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return (
+            isinstance(root, ast.Name)
+            and root.id not in self.local
+            and _static_value(node.func, self.env) is functools.partial
+        )
+
+    def define(self, stmt: ast.stmt, name: str) -> list[ast.stmt]:
+        """Note the nested function ``stmt`` defines; the statements to run in its place
+        (a partial's arguments, computed where it is made)."""
         if name in self.nested:
             raise self.fail(
                 stmt,
                 f"`{name}` is defined twice in the function; give the second one another name.",
             )
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            return self.define_partial(stmt, name, stmt.value)
         if isinstance(stmt, ast.AsyncFunctionDef):
             raise self.fail(stmt, "srcgrad differentiates synchronous functions; use `def`.")
         if isinstance(stmt, ast.FunctionDef):
@@ -186,6 +240,49 @@ class _Inliner:
         self.nested[name] = _Nested(
             name, stmt, positional, keyword_only, defaults, body, result, local
         )
+        return []
+
+    def define_partial(self, stmt: ast.stmt, name: str, call: ast.Call) -> list[ast.stmt]:
+        """``name = functools.partial(func, *args, **keywords)``: each argument that is not
+        a constant is computed into a variable of its own, here (as ``partial`` does)."""
+        if (
+            not call.args
+            or any(isinstance(a, ast.Starred) for a in call.args)
+            or any(k.arg is None for k in call.keywords)
+        ):
+            raise self.fail(
+                stmt,
+                "srcgrad calls `functools.partial(f, ...)` as `f` with the arguments written "
+                "out: give it the function first and the arguments one by one (no `*` or `**`).",
+            )
+        func = call.args[0]
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or (
+            root.id in self.assigned and root.id not in self.nested
+        ):
+            raise self.fail(
+                stmt,
+                "srcgrad calls a partial through the function it binds, which must be a "
+                "function of the module, a parameter or one defined in the function; "
+                f"`{ast.unparse(func)}` is a variable here: call the function itself.",
+            )
+        before: list[ast.stmt] = []
+        values: list[ast.expr] = []
+        for k, value in enumerate([*call.args[1:], *(kw.value for kw in call.keywords)]):
+            if isinstance(value, ast.Constant):
+                values.append(value)
+                continue
+            held = self.namer.fresh(f"{name}_arg{k}")
+            target = ast.Name(id=held, ctx=ast.Store())
+            value = self.expression(value, before)
+            before.append(ast.copy_location(ast.Assign(targets=[target], value=value), stmt))
+            values.append(ast.Name(id=held, ctx=ast.Load()))
+        given = len(call.args) - 1
+        keywords = {kw.arg: v for kw, v in zip(call.keywords, values[given:])}
+        self.nested[name] = _Partial(name, func, values[:given], keywords)
+        return before
 
     def rebinding(self, stmt: ast.stmt) -> None:
         """Refuse a statement that assigns to the name of a nested function."""
@@ -239,6 +336,8 @@ class _Inliner:
                         "after `and`/`or`, in a `while` test or in a set or dict "
                         "comprehension): call it in a statement of its own first.",
                     )
+                if isinstance(self.nested[n.id], _Partial):
+                    raise self.fail(n, _PARTIAL_AS_A_VALUE.format(name=n.id))
                 raise self.fail(n, _AS_A_VALUE.format(name=n.id))
 
     # -- expressions ---------------------------------------------------------
@@ -267,6 +366,8 @@ class _Inliner:
         arguments, then its statements (into ``before``); the value it returns."""
         name = node.func.id
         nested = self.nested[name]
+        if isinstance(nested, _Partial):
+            return self.call_partial(node, nested, before)
         if name in self.calling:
             raise self.fail(
                 node,
@@ -298,6 +399,26 @@ class _Inliner:
         if isinstance(result, ast.Constant) and not hasattr(result, "lineno"):
             ast.copy_location(result, node)
         return result
+
+    def call_partial(self, node: ast.Call, partial: _Partial, before: list[ast.stmt]) -> ast.expr:
+        """``p(x, k=v)`` with ``p = partial(f, a, k=w)`` is ``f(a, x, k=v)``."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            raise self.fail(
+                node, f"pass the arguments of `{partial.name}` one by one (not `*seq` or `**dict`)."
+            )
+        keywords = {k: copy_tree(v) for k, v in partial.keywords.items()}
+        keywords.update((k.arg, k.value) for k in node.keywords)
+        call = ast.Call(
+            func=copy_tree(partial.func),
+            args=[*(copy_tree(a) for a in partial.args), *node.args],
+            keywords=[ast.keyword(arg=k, value=v) for k, v in keywords.items()],
+        )
+        for n in ast.walk(call):
+            if not hasattr(n, "lineno") and isinstance(n, ast.expr):
+                ast.copy_location(n, node)
+        return self.expression(ast.copy_location(call, node), before)
 
     def bind(
         self, nested: _Nested, node: ast.Call, args: list[ast.expr], keywords: dict[str, ast.expr]
