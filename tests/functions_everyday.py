@@ -4,6 +4,7 @@ can run the same source (``autograd_oracle.autograd_twin``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -239,6 +240,16 @@ class Scaled:
 
     def __init__(self, w):
         self.w = w
+
+    def __call__(self, x):
+        return np.sin(x) * self.w
+
+
+@dataclasses.dataclass
+class ScaledRecord:
+    """A dataclass compared by value, so unhashable: refused as a function argument."""
+
+    w: float
 
     def __call__(self, x):
         return np.sin(x) * self.w

@@ -112,6 +112,12 @@ def test_the_call_method_in_the_generated_code():
             HERE + r".*f\(x\).*\n.*a partial fixing an array",
         ),
         (
+            fe.apply_weighted,
+            (fe.ScaledRecord(2.0), Y0),
+            srcgrad.NoDerivativeError,
+            HERE + r".*f\(x\).*\n.*an unhashable object such as a dataclass with eq=True",
+        ),
+        (
             fe.partial_made_inside_passed_on,
             (0.7, Y0),
             srcgrad.UnsupportedSyntaxError,
@@ -124,7 +130,13 @@ def test_the_call_method_in_the_generated_code():
             HERE + r".*partial\(g, y0\)\n.*`g` is a variable here",
         ),
     ],
-    ids=["bound-method", "partial-fixing-an-array", "partial-passed-on", "partial-of-a-variable"],
+    ids=[
+        "bound-method",
+        "partial-fixing-an-array",
+        "unhashable-callable",
+        "partial-passed-on",
+        "partial-of-a-variable",
+    ],
 )
 @pytest.mark.parametrize("mode", MODES)
 def test_what_is_refused(f, args, error, match, mode):

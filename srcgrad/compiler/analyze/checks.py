@@ -132,8 +132,10 @@ def _passed_message(param: str) -> str:
         "differentiates: srcgrad calls the derivative of the function passed in, made "
         "for that very function, where the argument is a Python function (`def` or "
         "lambda), a builtin, a numpy ufunc, a functools.partial of one fixing numbers, or "
-        "an object whose class defines __call__; this one is another kind of object (a "
-        "bound method, a partial fixing an array, a number...). Pass one of those, or "
+        "a hashable object whose class defines __call__; this one is another kind of "
+        "object (a bound method, a partial fixing an array, an unhashable object such as a "
+        "dataclass with eq=True, a number...). Pass one of those (a dataclass with "
+        "eq=False), or "
         "pass the object itself and call its method by name here "
         "(`Model.predict(model, x)`), or pass a fixed array as an argument of its own."
     )

@@ -301,13 +301,18 @@ def is_function_value(value: Any) -> bool:
 
 
 def _call_method(value: Any) -> Any:
-    """The ``__call__`` of an object's class, where the object is an instance (not a
-    function, a class or a method) of a class of the user's defining it in Python."""
+    """The ``__call__`` of an object's class, where the object is a hashable instance
+    (not a function, a class or a method) of a class of the user's defining it in
+    Python."""
     if isinstance(value, (type, types.FunctionType, types.MethodType, functools.partial)):
         return None
     call = inspect.getattr_static(type(value), "__call__", None)
     module = getattr(call, "__module__", None) or ""
     if not isinstance(call, types.FunctionType) or module.split(".")[0] in _LIBRARIES:
+        return None
+    try:  # (the object keys the code made for it: a dataclass compared by value is not)
+        hash(value)
+    except TypeError:
         return None
     return call
 
