@@ -261,3 +261,55 @@ class Model:
 
     def predict(self, x):
         return x * self.w
+
+
+# -- *args in the functions called, *seq and **dict in calls ---------------------------
+
+
+def products(*xs):
+    a, b, c = xs
+    return a * b + np.sin(c) * len(xs) + sum(xs)
+
+
+def weighted_sum(w, *xs, scale=1.0):
+    return sum(xs) * w * scale
+
+
+def squares(*xs):
+    s = 0.0
+    for v in xs:
+        s = s + v * v
+    return s
+
+
+def star_args_called(x, y):
+    a = products(x, y, x * y)
+    b = weighted_sum(2.0, *(x, np.sin(y)), scale=0.5)
+    c = weighted_sum(**{"w": 3.0, "scale": 2.0})
+    return np.sum(a + b) + c
+
+
+def star_args_passed_on(x, y):
+    pair = (x, np.cos(y))
+    return np.sum(weighted_sum(1.5, *pair) + products(*(x, y), y))
+
+
+def star_args_in_a_loop(x, y):
+    return np.sum(squares(x, y, x * y))
+
+
+def star_args_unknown_position(x, y):
+    pair = (x, y)
+    return np.sum(weighted_sum(1.5, *pair, x))
+
+
+def star_args_differentiated(*xs):
+    return np.sum(xs[0] * xs[1])
+
+
+def kwargs_called(x):
+    return np.sum(takes_kwargs(x, scale=2.0))
+
+
+def takes_kwargs(x, **options):
+    return x * options["scale"]

@@ -29,7 +29,7 @@ from typing import Any
 import numpy
 
 from ...errors import UnsupportedSyntaxError
-from .iteration import _static_value
+from .expressions import _static_value
 
 #: the keywords of ``np.errstate`` (the kinds of floating-point error)
 _KINDS = ("all", "divide", "over", "under", "invalid")

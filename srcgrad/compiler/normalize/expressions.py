@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import inspect
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -283,16 +285,60 @@ class _Expressions:
                 "srcgrad can only call functions and methods by name, not "
                 f"`{self.locator.segment(func)}`.",
             )
-        for arg in node.args:
-            if isinstance(arg, ast.Starred):
-                self.not_yet(arg, _UNSUPPORTED_EXPRS)
-        args = [self.atom(a) for a in node.args]
+        given = _unpacked_args(node.args)
+        star = self.var_positional(callee, node)
+        if star is not None and not (
+            len(given) == star + 1
+            and isinstance(given[-1], ast.Starred)
+            and isinstance(given[-1].value, ast.Name)
+        ):  # f(a, b, c) of f(a, *xs): f(a, *t), t = (b, c)
+            named, extra = given[:star], given[star:]
+            if any(isinstance(a, ast.Starred) for a in given):
+                raise self.fail(
+                    node,
+                    "srcgrad passes the arguments of a function with *args as a tuple it "
+                    "makes, from arguments it can count: pass them one by one here.",
+                )
+            pack = ast.Tuple(elts=[self.atom(a) for a in extra], ctx=ast.Load())
+            args = [self.atom(a) for a in named]
+            args.append(ast.Starred(value=ast.Name(id=self.as_temp(pack), ctx=ast.Load())))
+        else:
+            for arg in given:
+                if isinstance(arg, ast.Starred) and star is None:
+                    self.not_yet(arg, _UNSUPPORTED_EXPRS)
+            args = [
+                ast.Starred(value=self.load(a.value.id, a), ctx=ast.Load())
+                if isinstance(a, ast.Starred)
+                else self.atom(a)
+                for a in given
+            ]
         keywords = []
-        for kw in node.keywords:
+        for kw in _unpacked_keywords(node.keywords):
             if kw.arg is None:
-                raise self.fail(node, "`**kwargs` in calls is not supported yet.")
+                raise self.fail(
+                    node,
+                    "`**kwargs` in calls is supported only of a dict display with constant "
+                    'string keys (`f(**{"w": w})`); pass the arguments by name instead.',
+                )
             keywords.append(ast.keyword(arg=kw.arg, value=self.atom(kw.value)))
         return ast.Call(func=callee, args=args, keywords=keywords)
+
+    def var_positional(self, callee: ast.expr, node: ast.Call) -> int | None:
+        """For a call of a user's function with ``*args``: how many positional
+        parameters come before it (else None). A function with ``**kwargs`` is refused."""
+        if not self.is_static(callee):
+            return None
+        func = _static_value(callee, self.env)
+        if not inspect.isfunction(func):
+            return None
+        try:
+            params = list(inspect.signature(func, follow_wrapped=False).parameters.values())
+        except (TypeError, ValueError):
+            return None
+        kinds = [p.kind for p in params]
+        if inspect.Parameter.VAR_POSITIONAL not in kinds:
+            return None
+        return kinds.index(inspect.Parameter.VAR_POSITIONAL)
 
     def index(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Slice):
@@ -336,6 +382,51 @@ def _assigned_in_compound(stmts: list[ast.stmt], top: bool = False) -> set[str]:
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     found.add(node.id)
     return found
+
+
+def _static_value(node: ast.expr, env: dict[str, Any]) -> Any:
+    """The value of a dotted name rooted at a global (attributes of modules only)."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    value = env.get(node.id) if isinstance(node, ast.Name) else None
+    for attr in reversed(attrs):
+        value = getattr(value, attr, None) if isinstance(value, types.ModuleType) else None
+    return value
+
+
+def _unpacked_args(args: list[ast.expr]) -> list[ast.expr]:
+    """A call's positional arguments, ``*(a, b)`` and ``*[a, b]`` written out."""
+    out: list[ast.expr] = []
+    for arg in args:
+        if isinstance(arg, ast.Starred) and isinstance(arg.value, (ast.Tuple, ast.List)):
+            out.extend(_unpacked_args(arg.value.elts))
+        else:
+            out.append(arg)
+    return out
+
+
+def _unpacked_keywords(keywords: list[ast.keyword]) -> list[ast.keyword]:
+    """A call's keywords, ``**{"w": w}`` written out where each key is a constant string."""
+    out: list[ast.keyword] = []
+    for kw in keywords:
+        value = kw.value
+        if (
+            kw.arg is None
+            and isinstance(value, ast.Dict)
+            and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier()
+                for k in value.keys
+            )
+        ):
+            out.extend(
+                ast.copy_location(ast.keyword(arg=k.value, value=v), v)
+                for k, v in zip(value.keys, value.values)
+            )
+        else:
+            out.append(kw)
+    return out
 
 
 def _copy(node: ast.expr) -> ast.expr:

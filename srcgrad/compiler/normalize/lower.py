@@ -206,11 +206,12 @@ class _Normalizer(_Statements):
     def run(self) -> Normalized:
         tree = self.parsed.tree
         args = tree.args
-        if args.vararg or args.kwarg:
+        if args.kwarg or (args.vararg and self.entry):
             raise self.fail(
                 tree,
                 "srcgrad differentiates functions with named parameters (positional, "
-                "keyword-only, positional-only); *args and **kwargs are not supported yet.",
+                "keyword-only, positional-only); **kwargs is not supported yet, nor *args "
+                "in the function differentiated (a function it calls may have *args).",
             )
         returned = self.lower_body(tree)
         ret = ast.Return(value=returned)
@@ -325,12 +326,20 @@ def _core_function(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionD
         name=tree.name,
         args=ast.arguments(
             posonlyargs=[],
-            args=[ast.arg(arg=a.arg) for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)],
+            args=[
+                ast.arg(arg=a.arg)
+                for a in (
+                    *args.posonlyargs,
+                    *args.args,
+                    *([args.vararg] if args.vararg else []),
+                    *args.kwonlyargs,
+                )
+            ],
             vararg=None,
             kwonlyargs=[],
             kw_defaults=[],
             kwarg=None,
-            defaults=[] if args.kwonlyargs else list(args.defaults),
+            defaults=[] if args.kwonlyargs or args.vararg else list(args.defaults),
         ),
         body=body,
         decorator_list=[],

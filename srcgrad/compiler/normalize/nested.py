@@ -38,7 +38,7 @@ from typing import Any
 from ...errors import UnsupportedSyntaxError
 from ..astwalk import copy_tree
 from ..transform.naming import Namer
-from .iteration import _static_value
+from .expressions import _static_value
 
 Fail = Callable[[ast.AST, str], UnsupportedSyntaxError]
 
