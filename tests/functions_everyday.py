@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import typing
 
 import numpy as np
 
@@ -313,3 +314,54 @@ def kwargs_called(x):
 
 def takes_kwargs(x, **options):
     return x * options["scale"]
+
+
+# -- namedtuple and dataclass parameters (pytrees) -------------------------------------
+
+
+class Layer(typing.NamedTuple):
+    w: np.ndarray
+    b: float
+
+
+@dataclasses.dataclass
+class Dense:
+    w: np.ndarray
+    b: float
+
+    def apply(self, x):
+        return x @ self.w + self.b
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    scale: float
+    power: int
+
+
+def layer_loss(p, x):
+    return np.sum(np.tanh(x @ p.w + p.b) ** 2)
+
+
+def _layer_output(p, x):
+    return np.sin(x @ p.w)
+
+
+def layers_through_a_helper(p, x, settings):
+    h = _layer_output(p, x) * p.b
+    return np.sum(h**settings.power) * settings.scale
+
+
+def stacked_layers(layers, x):
+    h = x
+    for layer in layers:
+        h = np.tanh(h @ layer.w + layer.b)
+    return np.sum(h * h)
+
+
+def dataclass_method(p, x):
+    return np.sum(p.apply(x))
+
+
+def dataclass_not_a_field(p, x):
+    return np.sum(x @ p.w) * p.missing

@@ -24,12 +24,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends import NUMPY, Backend
+from ..errors import UnsupportedSyntaxError
 from . import emit as emit_stage
 from .analyze import analyze
 from .analyze.checks import check_facts
 from .analyze.facts import Facts
 from .astwalk import copy_tree, loaded, stored, unparse
-from .normalize.lower import Normalized, dict_keys, normalize
+from .normalize.lower import (
+    Normalized,
+    dict_keys,
+    field_of,
+    is_dataclass_structure,
+    normalize,
+)
 from .optimize import optimize
 from .parse import ParsedFunction, env_is_current, parse
 from .transform.builder import HELPERS, Builder, function_def, is_marker
@@ -189,10 +196,12 @@ def analyzed(
         keys = dict_keys(ranks.get(name))
         if keys is not None:
             found[where] = keys
+    fields = dict(norm.fields)
+    fields.update(_fields(norm, ranks))
     while True:
-        if found != norm.dicts:
+        if found != norm.dicts or fields != norm.fields:
             _count("normalize")
-            norm = norm.with_dict_keys(dict(found))
+            norm = norm.with_dict_keys(dict(found), dict(fields))
         facts = analyze(
             norm,
             wrt,
@@ -208,10 +217,43 @@ def analyzed(
             for name, where in norm.iterated.items()
             if (keys := dict_keys(facts.trees.get(name))) is not None and where not in found
         }
-        if not more:
+        more_fields = {w: f for w, f in _fields(norm, facts.trees).items() if w not in fields}
+        if not more and not more_fields:
+            _check_dataclass_uses(norm, facts.trees)
             check_facts(norm, facts)  # (of the lowering differentiated, not the others)
             return norm, facts
         found.update(more)
+        fields.update(more_fields)
+
+
+def _fields(norm: Normalized, trees: dict[str, Any]) -> dict[tuple[int, int, int, int], Any]:
+    """The attribute reads of ``norm`` that read a field of a namedtuple or a dataclass,
+    by the structures of the values (``trees``: of the names as lowered), where each is
+    read as an item (its index, its name)."""
+    out = {}
+    for where, (name, attr, method) in norm.attributes.items():
+        field = None if method else field_of(trees.get(name), attr)
+        if field is not None:
+            out[where] = field
+    return out
+
+
+def _check_dataclass_uses(norm: Normalized, trees: dict[str, Any]) -> None:
+    """Refuse what generated code cannot do with a dataclass, which it is given as the
+    dict of its fields: read an attribute that is not a field, call a method."""
+    for where, (name, attr, method) in norm.attributes.items():
+        if where in norm.fields or not is_dataclass_structure(trees.get(name)):
+            continue
+        node = ast.Attribute(value=ast.Name(id=name, ctx=ast.Load()), attr=attr, ctx=ast.Load())
+        node.lineno, node.col_offset, node.end_lineno, node.end_col_offset = where
+        what = f"calls its method `.{attr}(...)`" if method else f"reads `.{attr}`, not a field"
+        raise norm.parsed.locator.error(
+            UnsupportedSyntaxError,
+            node,
+            f"srcgrad differentiates a dataclass argument as a pytree of its fields (read as "
+            f"`obj.field`); here the code {what}. Compute that outside and pass it in, or "
+            "call the method as a function of the fields.",
+        )
 
 
 def _renamed(norm: Normalized, renames: dict[str, str]) -> Normalized:

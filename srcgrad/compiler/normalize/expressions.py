@@ -56,6 +56,7 @@ class _Expressions:
         parsed: ParsedFunction,
         dicts: dict[tuple[int, int, int, int], tuple] | None = None,
         entry: bool = False,
+        fields: dict[tuple[int, int, int, int], int | str] | None = None,
     ) -> None:
         self.parsed = parsed
         self.entry = entry  # see Normalized.entry
@@ -70,6 +71,8 @@ class _Expressions:
         self.user_stmt: ast.stmt | None = None
         self.temps: set[str] = set()
         self.dicts = dicts or {}  # where a loop names a dict -> its keys
+        self.fields = fields or {}  # see Normalized.fields
+        self.attributes: dict[tuple[int, int, int, int], tuple[str, str, bool]] = {}
         self.iterated: dict[str, tuple[int, int, int, int]] = {}
         self.mutable: set[str] = set()  # names assigned inside if/for/while: never versioned
         self.updates: dict[ast.stmt, str] = {}  # see Normalized.updates
@@ -159,7 +162,8 @@ class _Expressions:
         if isinstance(node, ast.Attribute):
             if self.is_static(node):
                 return _copy(node)
-            return ast.Attribute(value=self.atom(node.value), attr=node.attr, ctx=ast.Load())
+            value = self.atom(node.value)
+            return self.attribute(value, node, method=False)
         if isinstance(node, ast.UnaryOp):
             return self.unary(node)
         if isinstance(node, ast.BinOp):
@@ -278,7 +282,7 @@ class _Expressions:
         ):  # a function passed in: the analysis resolves it from the argument
             callee = ast.Name(id=func.id, ctx=ast.Load())
         elif isinstance(func, ast.Attribute):
-            callee = ast.Attribute(value=self.atom(func.value), attr=func.attr, ctx=ast.Load())
+            callee = self.attribute(self.atom(func.value), func, method=True)
         else:
             raise self.fail(
                 node,
@@ -322,6 +326,17 @@ class _Expressions:
                 )
             keywords.append(ast.keyword(arg=kw.arg, value=self.atom(kw.value)))
         return ast.Call(func=callee, args=args, keywords=keywords)
+
+    def attribute(self, value: ast.expr, node: ast.Attribute, method: bool) -> ast.expr:
+        """``value.attr`` (noted in ``attributes``), or the item it is where ``fields``
+        says the value is a namedtuple or a dataclass (a method stays an attribute)."""
+        where = (node.lineno, node.col_offset, node.end_lineno or 0, node.end_col_offset or 0)
+        if isinstance(value, ast.Name):
+            self.attributes[where] = (value.id, node.attr, method)
+        if where in self.fields and not method:
+            key = ast.Constant(self.fields[where])
+            return ast.Subscript(value=value, slice=key, ctx=ast.Load())
+        return ast.Attribute(value=value, attr=node.attr, ctx=ast.Load())
 
     def var_positional(self, callee: ast.expr, node: ast.Call) -> int | None:
         """For a call of a user's function with ``*args``: how many positional

@@ -108,11 +108,24 @@ class Normalized:
     #: puts around its derivatives' bodies (see ``normalize.contexts``)
     errstate: dict[str, str] = dataclasses.field(default_factory=dict)
 
-    def with_dict_keys(self, dicts: dict[tuple[int, int, int, int], tuple]) -> Normalized:
+    #: ``p.w`` read off a name (the name as lowered, and ``w``), where the user wrote it
+    attributes: dict[tuple[int, int, int, int], tuple[str, str, bool]] = dataclasses.field(
+        default_factory=dict
+    )
+    #: the attribute reads lowered as items: a namedtuple's field by its index, a
+    #: dataclass's (given to generated code as a dict: ``pytree.plain``) by its name
+    fields: dict[tuple[int, int, int, int], int | str] = dataclasses.field(default_factory=dict)
+
+    def with_dict_keys(
+        self,
+        dicts: dict[tuple[int, int, int, int], tuple],
+        fields: dict[tuple[int, int, int, int], int | str] | None = None,
+    ) -> Normalized:
         """The function lowered again, with the loops over the iterables at the places
-        ``dicts`` names running over those dicts' keys (the analysis finds which values
-        are dicts; see ``driver``)."""
-        norm = _Normalizer(self.parsed, dicts, entry=self.entry).run()
+        ``dicts`` names running over those dicts' keys, and the attribute reads at the
+        places ``fields`` names read as items (the analysis finds which values are dicts,
+        namedtuples and dataclasses; see ``driver``)."""
+        norm = _Normalizer(self.parsed, dicts, entry=self.entry, fields=fields).run()
         for keep, drop in self.splits:
             norm.split_aux(keep, drop)
         return norm
@@ -226,6 +239,8 @@ class _Normalizer(_Statements):
             temps=self.temps,
             iterated=self.iterated,
             dicts=self.dicts,
+            attributes=self.attributes,
+            fields=self.fields,
             updates=self.updates,
             checks=self.checks,
             entry=self.entry,
@@ -282,6 +297,28 @@ class _Normalizer(_Statements):
         name = self.namer.fresh("out")
         self.emit(name, rhs)
         return ast.Name(id=name, ctx=ast.Load())
+
+
+def field_of(structure: Any, attr: str) -> int | str | None:
+    """Where a namedtuple's field ``attr`` is (its index) or a dataclass's (its name),
+    from the structure of the value (``pytree.structure``); None for anything else."""
+    if not (isinstance(structure, tuple) and len(structure) == 2):
+        return None
+    kind, items = structure
+    if isinstance(kind, tuple) and kind[:1] == ("namedtuple",) and attr in kind[2]:
+        return kind[2].index(attr)
+    if isinstance(kind, tuple) and kind[:1] == ("dataclass",):
+        return attr if any(k == attr for k, _ in items) else None
+    return None
+
+
+def is_dataclass_structure(structure: Any) -> bool:
+    return (
+        isinstance(structure, tuple)
+        and len(structure) == 2
+        and isinstance(structure[0], tuple)
+        and structure[0][:1] == ("dataclass",)
+    )
 
 
 #: the container types (by name, as ``pytree.structure`` notes them) that are dicts
