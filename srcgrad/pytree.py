@@ -25,7 +25,9 @@ def is_node(x: Any) -> bool:
 
 
 def is_dataclass_instance(x: Any) -> bool:
-    return dataclasses.is_dataclass(x) and not isinstance(x, type)
+    """A dataclass instance srcgrad looks inside (not one with a ``__call__``: that is a
+    function passed in, whose fields its method reads)."""
+    return dataclasses.is_dataclass(x) and not isinstance(x, type) and not callable(x)
 
 
 def is_namedtuple(x: Any) -> bool:

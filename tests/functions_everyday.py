@@ -256,6 +256,16 @@ class ScaledRecord:
         return np.sin(x) * self.w
 
 
+@dataclasses.dataclass(frozen=True)
+class FrozenScaled:
+    """A frozen dataclass is hashable: called like any object with __call__."""
+
+    w: float
+
+    def __call__(self, x):
+        return np.sin(x) * self.w
+
+
 class Model:
     def __init__(self, w):
         self.w = w

@@ -52,6 +52,7 @@ PASSED = [
     (fe.apply_weighted, functools.partial(np.power, 2.0)),
     (fe.apply_weighted, fe.Scaled(np.array([2.0, 1.0, 3.0]))),
     (fe.integrate, fe.Scaled(1.5)),
+    (fe.apply_weighted, fe.FrozenScaled(0.5)),  # (a dataclass: a function, not a pytree)
 ]
 
 
