@@ -375,3 +375,51 @@ def dataclass_method(p, x):
 
 def dataclass_not_a_field(p, x):
     return np.sum(x @ p.w) * p.missing
+
+
+# -- dicts built in the function ------------------------------------------------------
+
+
+def dict_read_back(w, b, x):
+    params = {"w": w * 2.0, "b": b}
+    other = dict(scale=0.5, shift=np.sin(b))
+    y = np.tanh(x @ params["w"] + params["b"]) * other["scale"] + other["shift"]
+    total = 0.0
+    for key, value in params.items():
+        weight = 2.0 if key == "w" else 1.0
+        total = total + np.sum(value * value) * weight
+    for value in other.values():
+        total = total + value
+    return np.sum(y * y) + total
+
+
+def dict_of_metrics(w, x):
+    loss = np.sum(np.sin(x @ w) ** 2)
+    metrics = {"loss": loss, "norm": np.sqrt(np.sum(w * w))}
+    return loss, metrics
+
+
+def dict_display_returned(w, x):
+    loss = np.sum(np.sin(x @ w) ** 2)
+    return loss, {"loss": loss, 2: np.max(w)}
+
+
+def dict_written_into(w, x):
+    d = {"w": w}
+    d["w"] = w * 2.0
+    return np.sum(d["w"] * x)
+
+
+def dict_passed_on(w, x):
+    d = {"w": w}
+    return _reads_w(d, x)
+
+
+def _reads_w(p, x):
+    return np.sum(p["w"] * x)
+
+
+def dict_read_by_a_variable(w, x):
+    d = {"w": w}
+    key = "w"
+    return np.sum(d[key] * x)

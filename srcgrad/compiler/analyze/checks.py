@@ -94,6 +94,15 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
         )
     if isinstance(op.key, tuple) and op.key[0] == "passed":
         return locator.error(NoDerivativeError, user, _passed_message(op.key[1]))
+    if callee is dict:
+        return locator.error(
+            NoDerivativeError,
+            user,
+            "a dict built in the function carries a derivative here; srcgrad follows such a "
+            'dict where the function reads it by constant keys (`d["w"]`), loops over it, '
+            "or returns it, and where nothing changes it: pass its values to the function "
+            "that reads it as arguments of their own, or pass the dict in as an argument.",
+        )
     if inspect.ismethod(callee) and inspect.isfunction(callee.__func__):
         method = callee.__func__.__qualname__
         return locator.error(

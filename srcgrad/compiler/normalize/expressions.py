@@ -6,6 +6,7 @@ operation on atoms, emitting a temporary for each operation inside it."""
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import inspect
 import types
@@ -15,6 +16,7 @@ from typing import Any
 from ...errors import UnsupportedSyntaxError
 from ..parse import ParsedFunction
 from ..transform.naming import Namer, names_in
+from .dicts import make_dict
 
 _NOT_YET = "srcgrad does not differentiate {what} yet; {advice}"
 
@@ -35,7 +37,10 @@ _UNSUPPORTED_EXPRS: dict[type, tuple[str, str]] = {
     ast.NamedExpr: ("assignment expressions (`:=`)", "assign in a statement of its own"),
     ast.Starred: ("starred arguments (`*args`)", "pass the arguments one by one"),
     ast.JoinedStr: ("f-strings", "build strings outside the differentiated function"),
-    ast.Dict: ("dict displays", "pass dicts in as arguments"),
+    ast.Dict: (
+        "dict displays with keys computed in the function",
+        "write the keys as constants, or pass dicts in as arguments",
+    ),
     ast.Set: ("set displays", "use a tuple or an array"),
 }
 
@@ -153,6 +158,10 @@ class _Expressions:
 
     def rhs(self, node: ast.expr) -> ast.expr:
         """Lower ``node`` to a core right-hand side (one operation on atoms)."""
+        if isinstance(node, ast.Dict) and "dict" not in self.local | set(self.current):
+            made = make_dict(node, node)  # (constant keys: the call of dict that makes it)
+            if made is not None and self.env.setdefault("dict", builtins.dict) is builtins.dict:
+                return self.call(made)
         if type(node) in _UNSUPPORTED_EXPRS:
             self.not_yet(node, _UNSUPPORTED_EXPRS)
         if isinstance(node, ast.Constant):

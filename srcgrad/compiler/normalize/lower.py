@@ -68,6 +68,7 @@ from .arguments import copy_written_parameters
 from .comprehensions import lower_comprehensions
 from .containers import lower_containers
 from .contexts import lower_contexts
+from .dicts import lower_dicts
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
 from .nested import inline_nested
@@ -263,6 +264,7 @@ class _Normalizer(_Statements):
             body = lower_comprehensions(
                 lower_containers(inlined, self.env, local), self.namer, self.env
             )
+        body = lower_dicts(body, self.namer, self.env, local, self.fail)
         if self.entry:
             body, self.copied = copy_written_parameters(body, self.parsed.params)
         lowered = lower_exits(_with_body(tree, body), self.namer)
