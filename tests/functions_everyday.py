@@ -373,6 +373,11 @@ def dataclass_method(p, x):
     return np.sum(p.apply(x))
 
 
+def dataclass_used_whole(p, x):
+    scale = 2.0 if isinstance(p, Dense) else 3.0
+    return np.sum(x @ p.w) * scale
+
+
 def dataclass_not_a_field(p, x):
     return np.sum(x @ p.w) * p.missing
 

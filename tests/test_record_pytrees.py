@@ -127,6 +127,7 @@ def test_the_fields_in_the_generated_code():
     [
         (fe.dataclass_method, HERE + r".*p\.apply\(x\).*\n.*calls its method `\.apply"),
         (fe.dataclass_not_a_field, HERE + r".*p\.missing.*\n.*reads `\.missing`, not a field"),
+        (fe.dataclass_used_whole, HERE + r".*isinstance\(p, Dense\).*\n.*used whole otherwise"),
     ],
     ids=lambda v: getattr(v, "__name__", ""),
 )

@@ -219,7 +219,7 @@ def analyzed(
         }
         more_fields = {w: f for w, f in _fields(norm, facts.trees).items() if w not in fields}
         if not more and not more_fields:
-            _check_dataclass_uses(norm, facts.trees)
+            _check_dataclass_uses(norm, facts)
             check_facts(norm, facts)  # (of the lowering differentiated, not the others)
             return norm, facts
         found.update(more)
@@ -238,9 +238,12 @@ def _fields(norm: Normalized, trees: dict[str, Any]) -> dict[tuple[int, int, int
     return out
 
 
-def _check_dataclass_uses(norm: Normalized, trees: dict[str, Any]) -> None:
+def _check_dataclass_uses(norm: Normalized, facts: Facts) -> None:
     """Refuse what generated code cannot do with a dataclass, which it is given as the
-    dict of its fields: read an attribute that is not a field, call a method."""
+    dict of its fields: read an attribute that is not a field, call a method, give it
+    whole to anything but a function of the user's (``isinstance``, ``print``: they
+    would see the dict)."""
+    trees = facts.trees
     for where, (name, attr, method) in norm.attributes.items():
         if where in norm.fields or not is_dataclass_structure(trees.get(name)):
             continue
@@ -254,6 +257,22 @@ def _check_dataclass_uses(norm: Normalized, trees: dict[str, Any]) -> None:
             f"`obj.field`); here the code {what}. Compute that outside and pass it in, or "
             "call the method as a function of the fields.",
         )
+    for stmt, op in facts.ops.items():
+        if (
+            op.key in ("getitem", "copy")
+            or (op.call_args is not None and op.callee is not None)  # (a function of yours)
+            or getattr(op.callee, "__srcgrad_helper__", None) is not None  # (zeros_seq(p))
+        ):
+            continue
+        for atom in op.args.values():
+            if isinstance(atom, ast.Name) and is_dataclass_structure(trees.get(atom.id)):
+                raise norm.parsed.locator.error(
+                    UnsupportedSyntaxError,
+                    norm.origin.get(stmt, stmt),
+                    "srcgrad differentiates a dataclass argument as a pytree of its fields "
+                    "(read as `obj.field`, or passed to your own functions); here it is used "
+                    "whole otherwise. Read its fields here, or pass in what this computes.",
+                )
 
 
 def _renamed(norm: Normalized, renames: dict[str, str]) -> Normalized:
