@@ -428,3 +428,19 @@ def dict_read_by_a_variable(w, x):
     d = {"w": w}
     key = "w"
     return np.sum(d[key] * x)
+
+
+def _affine(w, b, x):
+    return x @ w + b
+
+
+def tuple_spread_into_a_call(w, b, x):
+    params = (w, b)
+    y = _affine(*params, x=x)
+    triple = (w, b * 2.0, x)
+    return np.sum(np.tanh(y) * _affine(*triple))
+
+
+def tuple_of_the_wrong_length(w, b, x):
+    params = (w, b, x, x)
+    return np.sum(_affine(*params))

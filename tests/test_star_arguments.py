@@ -1,8 +1,10 @@
 """Issue 18, items 3-5 (4): ``*args`` in the functions the differentiated function calls
 (``def helper(*xs)``, called ``helper(a, b, c)``: the extra arguments are packed into a
-tuple where the call is, and the helper's derivative takes that tuple), and calls that
-unpack displays (``f(*(a, b))``, ``f(**{"w": w})``). Checked against autograd running
-the same source and finite differences, both modes, second order."""
+tuple where the call is, and the helper's derivative takes that tuple), calls that
+unpack displays (``f(*(a, b))``, ``f(**{"w": w})``), and a tuple spread into a function
+with named parameters (``f(*params, x)``: its elements by index, its length checked).
+Checked against autograd running the same source and finite differences, both modes,
+second order."""
 
 from __future__ import annotations
 
@@ -34,6 +36,26 @@ def test_star_args_as_autograd_has_them(f):
     hessian = autograd.hessian(twin, 1)(X, Y)
     np.testing.assert_allclose(srcgrad.hessian(f, wrt=1)(X, Y), hessian, rtol=1e-9, atol=1e-12)
     check_grads(f, (X, Y), wrt=(0, 1), order=2)
+
+
+def test_a_tuple_spread_into_a_call():
+    """``f(*t)`` of a function with named parameters: ``t``'s elements by index, after a
+    check of its length (Python's TypeError where it is wrong, as the call raises)."""
+    f = fe.tuple_spread_into_a_call
+    twin = autograd_twin(f)
+    x = np.array([[1.0, 2.0], [0.3, -0.1]])
+    w = np.array([0.5, -0.2])
+    expected = autograd.grad(twin, (0, 1))(w, 0.3, x)
+    for mode in MODES:
+        got = srcgrad.grad(f, wrt=(0, 1), mode=mode)(w, 0.3, x)
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-10)
+        assert got[1] == pytest.approx(expected[1], rel=1e-10)
+        with pytest.raises(TypeError, match=r"_affine\(\) takes 3 arguments from \*params"):
+            srcgrad.grad(fe.tuple_of_the_wrong_length, mode=mode)(w, 0.3, x)
+    np.testing.assert_allclose(
+        srcgrad.hessian(f)(w, 0.3, x), autograd.hessian(twin)(w, 0.3, x), rtol=1e-9
+    )
+    check_grads(f, (w, 0.3, x), wrt=(0, 1), order=2)
 
 
 def test_star_args_through_a_loop_first_order():
