@@ -400,11 +400,18 @@ class _Expressions:
         return [*before, *(self.as_atom(item) for item in items)]
 
     def signature(self, callee: ast.expr) -> list[inspect.Parameter] | None:
-        """The parameters of the user's function ``callee`` names, if it is one."""
+        """The parameters of the user's function ``callee`` names, if it is one (not a
+        library's, not a helper of generated code: their rules read their arguments as
+        the call gives them)."""
         if not self.is_static(callee):
             return None
         func = _static_value(callee, self.env)
-        if not inspect.isfunction(func):
+        module = (getattr(func, "__module__", None) or "").split(".")[0]
+        if (
+            not inspect.isfunction(func)
+            or getattr(func, "__srcgrad_helper__", None) is not None
+            or module in ("numpy", "scipy", "cupy", "dask", "srcgrad", "math", "builtins")
+        ):
             return None
         try:
             return list(inspect.signature(func, follow_wrapped=False).parameters.values())
