@@ -82,11 +82,14 @@ def lower_dicts(
 
 
 def make_dict(node: ast.Dict, where: ast.AST) -> ast.Call | None:
-    """A dict display with constant keys as the call of ``dict`` that makes it:
-    ``dict(w=w)``, or ``dict([(1, a)])`` for keys that are not names; None for others."""
+    """A dict display with constant keys, each once, as the call of ``dict`` that makes
+    it: ``dict(w=w)``, or ``dict([(1, a)])`` for keys that are not names; None for
+    others."""
     keys = node.keys
     if not all(isinstance(k, ast.Constant) for k in keys):
         return None
+    if len({(type(k.value), k.value) for k in keys}) != len(keys):
+        return None  # (a key twice: the last value wins, which a call cannot say)
     func = ast.Name(id="dict", ctx=ast.Load())
     if all(_word(k.value) for k in keys):
         keywords = [ast.keyword(arg=k.value, value=v) for k, v in zip(keys, node.values)]

@@ -38,8 +38,8 @@ _UNSUPPORTED_EXPRS: dict[type, tuple[str, str]] = {
     ast.Starred: ("starred arguments (`*args`)", "pass the arguments one by one"),
     ast.JoinedStr: ("f-strings", "build strings outside the differentiated function"),
     ast.Dict: (
-        "dict displays with keys computed in the function",
-        "write the keys as constants, or pass dicts in as arguments",
+        "dict displays with keys computed in the function (or a key twice)",
+        "write each key once, as a constant, or pass dicts in as arguments",
     ),
     ast.Set: ("set displays", "use a tuple or an array"),
 }
