@@ -271,7 +271,17 @@ class Model:
         self.w = w
 
     def predict(self, x):
-        return x * self.w
+        return np.sin(x * self.w)
+
+
+class Record(Model):
+    """A model compared by value: its bound methods cannot key the code made for them."""
+
+    def __eq__(self, other):
+        return isinstance(other, Record) and np.array_equal(self.w, other.w)
+
+    def __hash__(self):
+        return 0
 
 
 # -- *args in the functions called, *seq and **dict in calls ---------------------------

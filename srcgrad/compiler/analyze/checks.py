@@ -108,10 +108,11 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
         return locator.error(
             NoDerivativeError,
             user,
-            f"`{ast.unparse(op.stmt.value.func)}` is the bound method {method} of an object; "
-            f"srcgrad differentiates the function {method} when it is called with the object "
-            f"as its first argument: pass the object in and write `{method}(obj, ...)` here "
-            "(or give its class a __call__ and call the object).",
+            f"`{ast.unparse(op.stmt.value.func)}` is the bound method {method} of an object "
+            "compared by value (its class defines __eq__), which cannot key the code made "
+            f"for it; srcgrad differentiates the function {method} when it is called with "
+            f"the object as its first argument: pass the object in and write "
+            f"`{method}(obj, ...)` here.",
         )
     # named as the user wrote it: a core statement's text would show srcgrad's temporaries
     qualname = getattr(callee, "__qualname__", None)
@@ -141,10 +142,10 @@ def _passed_message(param: str) -> str:
         "differentiates: srcgrad calls the derivative of the function passed in, made "
         "for that very function, where the argument is a Python function (`def` or "
         "lambda), a builtin, a numpy ufunc, a functools.partial of one fixing numbers, or "
-        "a hashable object whose class defines __call__; this one is another kind of "
-        "object (a bound method, a partial fixing an array, an unhashable object such as a "
-        "dataclass with eq=True, a number...). Pass one of those (a dataclass with "
-        "eq=False), or "
+        "a hashable object whose class defines __call__, or a method bound to an object "
+        "compared by identity; this one is another kind of object (a partial fixing an "
+        "array, an object compared by value such as a dataclass with eq=True, or a method "
+        "of one, a number...). Pass one of those (a dataclass with eq=False), or "
         "pass the object itself and call its method by name here "
         "(`Model.predict(model, x)`), or pass a fixed array as an argument of its own."
     )

@@ -287,9 +287,9 @@ def _static_attr(node: ast.expr, env: dict[str, Any]) -> bool:
 def is_function_value(value: Any) -> bool:
     """Whether an argument is a function srcgrad may call through the parameter holding
     it (a Python function, a builtin, a numpy ufunc, a ``functools.partial`` of one with
-    constants fixed, or an object of the user's whose class defines ``__call__`` in
-    Python: see ``unwrap_callable``): the derivative is made for that very function,
-    which is part of the cache key."""
+    constants fixed, an object of the user's whose class defines ``__call__`` in Python,
+    or a method of the user's bound to an object: see ``unwrap_callable``): the
+    derivative is made for that very function, which is part of the cache key."""
     if isinstance(value, functools.partial):
         return all(map(_fixed_constant, (*value.args, *value.keywords.values()))) and (
             is_function_value(value.func)
@@ -297,6 +297,22 @@ def is_function_value(value: Any) -> bool:
     return (
         isinstance(value, (types.FunctionType, types.BuiltinFunctionType, np.ufunc))
         or _call_method(value) is not None
+        or _bound_method(value)
+    )
+
+
+def _bound_method(value: Any) -> bool:
+    """A method of the user's bound to an object compared by identity (the object keys
+    the code made for it: one compared by value would share code with an equal other)."""
+    if not (inspect.ismethod(value) and isinstance(value.__func__, types.FunctionType)):
+        return False
+    owner = value.__self__
+    module = getattr(value.__func__, "__module__", None) or ""
+    return (
+        not isinstance(owner, type)
+        and module.split(".")[0] not in _LIBRARIES
+        and type(owner).__eq__ is object.__eq__
+        and type(owner).__hash__ is object.__hash__
     )
 
 
@@ -336,8 +352,12 @@ def unwrap_callable(
     its arguments: ``functools.partial(f, a, k=b)(x)`` is ``f(a, x, k=b)`` (the fixed
     arguments as constants, a keyword of the call first), and ``obj(x)``, for an object
     whose class defines ``__call__``, is ``type(obj).__call__(obj, x)``, ``obj`` the
-    name the call reads it by. Anything else (a partial fixing an array) is left as it
+    name the call reads it by; a bound method ``obj.f`` is ``f`` with the object (a
+    constant of the code made for it) first. Anything else (a partial fixing an array) is left as it
     is, and refused where its result carries a derivative."""
+    if _bound_method(callee):  # obj.method(x): the method's function, the object first
+        owner = ast.copy_location(ast.Constant(callee.__self__), where)
+        return callee.__func__, [owner, *args], kws
     call = _call_method(callee)
     if call is not None and isinstance(where.func, ast.Name):
         receiver = ast.copy_location(ast.Name(id=where.func.id, ctx=ast.Load()), where.func)
