@@ -177,6 +177,10 @@ def _check_differentiable(name: str, value: Any, fname: str) -> None:
         for key, leaf in value.items():
             _check_differentiable(f"{name}[{key!r}]", leaf, fname)
         return
+    if pytree.is_dataclass_instance(value):
+        for key, leaf in pytree.children(value):
+            _check_differentiable(f"{name}.{key}", leaf, fname)
+        return
     if isinstance(value, (list, tuple)):
         for i, leaf in enumerate(value):
             _check_differentiable(f"{name}[{i}]", leaf, fname)

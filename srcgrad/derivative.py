@@ -483,7 +483,8 @@ class Derivative:
             extras = [
                 _tangent_like(t, values[i], w) for t, i, w in zip(extras, self._wrt_index, self.wrt)
             ]
-        result = _fresh(derived.function(*values, *extras), [*values, *extras])
+        given = [*map(pytree.plain, values), *map(pytree.plain, extras)]  # (dataclasses: dicts)
+        result = _fresh(derived.function(*given), given)
         if self.kind == "jvp":
             value, tangent = result
             return value, _output_dtype(tangent, value)

@@ -224,6 +224,9 @@ class Jacobian:
                     [_like_jacobian(b, o, leaf) for b, o in zip(blocks, pytree.leaves(out))]
                 )
             per_argument.append(per_leaf)
+        grad = self.__wrapped__
+        if isinstance(grad, Derivative) and grad.kind == "grad" and not grad.has_aux:
+            out = grad._shape_grads(out, values)  # (a hessian: its rows like the arguments)
         per_out = []
         for oi in range(len(pytree.leaves(out))):
             by_argument = [

@@ -91,7 +91,7 @@ def _one_pass(
 ) -> tuple[Any, Any]:
     """One pass of a forward-mode gradient: the function's value and its derivative in
     the direction of ``tangents`` (a scalar: a ``ValueError`` for anything else)."""
-    value, dout = derived.function(*values, *tangents)
+    value, dout = derived.function(*map(pytree.plain, values), *map(pytree.plain, tangents))
     if derivative._tangent_output:  # a jvp's value and tangent: its tangent's
         value, dout = value[1], dout[1]
     passes.check(value)

@@ -1,34 +1,74 @@
-"""Pytrees: arguments that are (nested) dicts, lists and tuples of arrays and floats.
+"""Pytrees: arguments that are (nested) dicts, lists, tuples (namedtuples too) and
+dataclass instances of arrays and floats.
 
 ``grad(f, wrt="params")`` with ``params = {"W": W, "b": b}`` gives a gradient of the
-same structure. The API walks such arguments with these few functions; generated
-code handles them with the runtime's sequence helpers (``zero_adjoint``,
-``add_seq``, ``index_adjoint``), which follow the same structure.
+same structure (of the same namedtuple or dataclass type, as JAX gives for registered
+ones). The API walks such arguments with these few functions; generated code handles
+them with the runtime's sequence helpers (``zero_adjoint``, ``add_seq``,
+``index_adjoint``), which follow the same structure. Generated code is given a
+dataclass as the dict of its fields (:func:`plain`), and reads ``p.w`` as ``p["w"]``
+(a namedtuple's ``p.w`` as ``p[0]``: see ``normalize``).
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
 
 def is_node(x: Any) -> bool:
-    """A container srcgrad looks inside: a dict, list or tuple (namedtuples included)."""
-    return isinstance(x, (dict, list, tuple))
+    """A container srcgrad looks inside: a dict, list or tuple (namedtuples included),
+    or a dataclass instance (its fields)."""
+    return isinstance(x, (dict, list, tuple)) or is_dataclass_instance(x)
+
+
+def is_dataclass_instance(x: Any) -> bool:
+    """A dataclass instance srcgrad looks inside (not one with a ``__call__``: that is a
+    function passed in, whose fields its method reads)."""
+    return dataclasses.is_dataclass(x) and not isinstance(x, type) and not callable(x)
+
+
+def is_namedtuple(x: Any) -> bool:
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
 def children(x: Any) -> list[tuple[Any, Any]]:
-    """``(key, child)`` pairs of a container, in order (a dict's in insertion order)."""
-    return list(x.items()) if isinstance(x, dict) else list(enumerate(x))
+    """``(key, child)`` pairs of a container, in order (a dict's in insertion order, a
+    dataclass's fields in the order of their definition)."""
+    if isinstance(x, dict):
+        return list(x.items())
+    if is_dataclass_instance(x):
+        return [(f.name, getattr(x, f.name)) for f in dataclasses.fields(x)]
+    return list(enumerate(x))
 
 
 def rebuild(x: Any, values: list[Any]) -> Any:
     """A container like ``x`` holding ``values`` instead of its children."""
     if isinstance(x, dict):  # dict subclasses come back as plain dicts
         return dict(zip(x, values))
-    if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple
+    if is_dataclass_instance(x):  # (a copy, its fields set: frozen ones and init=False too)
+        new = copy.copy(x)
+        for f, value in zip(dataclasses.fields(x), values):
+            object.__setattr__(new, f.name, value)
+        return new
+    if is_namedtuple(x):
         return type(x)(*values)
     return type(x)(values)
+
+
+def plain(x: Any) -> Any:
+    """``x`` with each dataclass in it a dict of its fields: what generated code is given
+    (``x`` itself where it holds none)."""
+    if is_dataclass_instance(x):
+        return {key: plain(child) for key, child in children(x)}
+    if isinstance(x, (dict, list, tuple)) and any(is_node(c) for _, c in children(x)):
+        parts = [plain(child) for _, child in children(x)]
+        if all(a is b for a, b in zip(parts, (c for _, c in children(x)))):
+            return x
+        return rebuild(x, parts)
+    return x
 
 
 def paths(x: Any, name: str) -> Iterator[tuple[str, Any]]:
@@ -57,28 +97,47 @@ def map_leaves(f: Callable[..., Any], x: Any, *others: Any, name: str = "") -> A
             )
     pairs = children(x)
     values = [
-        map_leaves(f, child, *(o[key] for o in others), name=f"{name}[{key!r}]")
+        map_leaves(f, child, *(_child(o, key) for o in others), name=f"{name}[{key!r}]")
         for key, child in pairs
     ]
     return rebuild(x, values)
 
 
 def structure(x: Any, leaf: Callable[[Any], Any]) -> Any:
-    """A hashable description of ``x``'s containers, with ``leaf(v)`` for each leaf."""
+    """A hashable description of ``x``'s containers, with ``leaf(v)`` for each leaf: a
+    dict's kind is its type's name, with its keys (``("dict", (("W", 2), ("b", 1)))``);
+    a dataclass's is ``("dataclass", name)``, with its fields' names as keys; a
+    namedtuple's ``("namedtuple", name, fields)``."""
     if isinstance(x, dict):
         return (type(x).__name__, tuple((k, structure(v, leaf)) for k, v in x.items()))
+    if is_dataclass_instance(x):
+        kind = ("dataclass", type(x).__qualname__)
+        return (kind, tuple((k, structure(v, leaf)) for k, v in children(x)))
+    if is_namedtuple(x):
+        kind = ("namedtuple", type(x).__qualname__, tuple(type(x)._fields))
+        return (kind, tuple(structure(v, leaf) for v in x))
     if is_node(x):
         return (type(x).__name__, tuple(structure(v, leaf) for v in x))
     return leaf(x)
 
 
+def _keyed(x: Any) -> bool:
+    return isinstance(x, dict) or is_dataclass_instance(x)
+
+
+def _child(x: Any, key: Any) -> Any:
+    return getattr(x, key) if is_dataclass_instance(x) else x[key]
+
+
 def _same_node(a: Any, b: Any) -> bool:
-    if isinstance(a, dict):
-        return isinstance(b, dict) and list(a) == list(b)
-    return not isinstance(b, dict) and len(a) == len(b)
+    if _keyed(a):
+        return _keyed(b) and [k for k, _ in children(a)] == [k for k, _ in children(b)]
+    return not _keyed(b) and len(a) == len(b)
 
 
 def _describe(x: Any) -> str:
+    if is_dataclass_instance(x):
+        return f"a {type(x).__name__} with fields {[k for k, _ in children(x)]}"
     if isinstance(x, dict):
         return f"a dict with keys {list(x)}"
     if is_node(x):

@@ -24,12 +24,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends import NUMPY, Backend
+from ..errors import UnsupportedSyntaxError
 from . import emit as emit_stage
 from .analyze import analyze
 from .analyze.checks import check_facts
 from .analyze.facts import Facts
 from .astwalk import copy_tree, loaded, stored, unparse
-from .normalize.lower import Normalized, dict_keys, normalize
+from .normalize.lower import (
+    Normalized,
+    dict_keys,
+    field_of,
+    is_dataclass_structure,
+    normalize,
+)
 from .optimize import optimize
 from .parse import ParsedFunction, env_is_current, parse
 from .transform.builder import HELPERS, Builder, function_def, is_marker
@@ -112,6 +119,8 @@ class Program:
         self.fronts: dict[Any, Normalized] = {}
         #: each callee as its derivatives read it: its free names renamed where they clash
         self.reading: dict[Any, Normalized] = {}
+        #: the generated functions whose body runs under ``np.errstate``, with its settings
+        self.errstate: dict[str, dict[str, str]] = {}
 
     def add_env(self, env: dict[str, Any], where: Normalized) -> dict[str, str]:
         """Bind the free names of ``where`` in the module; a name the module already binds
@@ -153,9 +162,12 @@ class Program:
             fused = _optimize(fused, norm, facts, builder)
             if kind == "jvp":
                 fused.name = names[0]
-                self.functions.append(fused)
+                made = [fused]
             else:
-                self.functions.extend(_split(fused, names, facts.returned, norm.tree.name))
+                made = _split(fused, names, facts.returned, norm.tree.name)
+            self.functions.extend(made)
+            if norm.errstate:
+                self.errstate.update((f.name, norm.errstate) for f in made)
 
     def builder(self, norm: Normalized, facts: Facts) -> Builder:
         namer = copy.deepcopy(norm.namer)
@@ -185,10 +197,12 @@ def analyzed(
         keys = dict_keys(ranks.get(name))
         if keys is not None:
             found[where] = keys
+    fields = dict(norm.fields)
+    fields.update(_fields(norm, ranks))
     while True:
-        if found != norm.dicts:
+        if found != norm.dicts or fields != norm.fields:
             _count("normalize")
-            norm = norm.with_dict_keys(dict(found))
+            norm = norm.with_dict_keys(dict(found), dict(fields))
         facts = analyze(
             norm,
             wrt,
@@ -205,10 +219,62 @@ def analyzed(
             for name, where in norm.iterated.items()
             if (keys := dict_keys(facts.trees.get(name))) is not None and where not in found
         }
-        if not more:
+        more_fields = {w: f for w, f in _fields(norm, facts.trees).items() if w not in fields}
+        if not more and not more_fields:
+            _check_dataclass_uses(norm, facts)
             check_facts(norm, facts)  # (of the lowering differentiated, not the others)
             return norm, facts
         found.update(more)
+        fields.update(more_fields)
+
+
+def _fields(norm: Normalized, trees: dict[str, Any]) -> dict[tuple[int, int, int, int], Any]:
+    """The attribute reads of ``norm`` that read a field of a namedtuple or a dataclass,
+    by the structures of the values (``trees``: of the names as lowered), where each is
+    read as an item (its index, its name)."""
+    out = {}
+    for where, (name, attr, method) in norm.attributes.items():
+        field = None if method else field_of(trees.get(name), attr)
+        if field is not None:
+            out[where] = field
+    return out
+
+
+def _check_dataclass_uses(norm: Normalized, facts: Facts) -> None:
+    """Refuse what generated code cannot do with a dataclass, which it is given as the
+    dict of its fields: read an attribute that is not a field, call a method, give it
+    whole to anything but a function of the user's (``isinstance``, ``print``: they
+    would see the dict)."""
+    trees = facts.trees
+    for where, (name, attr, method) in norm.attributes.items():
+        if where in norm.fields or not is_dataclass_structure(trees.get(name)):
+            continue
+        node = ast.Attribute(value=ast.Name(id=name, ctx=ast.Load()), attr=attr, ctx=ast.Load())
+        node.lineno, node.col_offset, node.end_lineno, node.end_col_offset = where
+        what = f"calls its method `.{attr}(...)`" if method else f"reads `.{attr}`, not a field"
+        raise norm.parsed.locator.error(
+            UnsupportedSyntaxError,
+            node,
+            f"srcgrad differentiates a dataclass argument as a pytree of its fields (read as "
+            f"`obj.field`); here the code {what}. Compute that outside and pass it in, or "
+            "call the method as a function of the fields.",
+        )
+    for stmt, op in facts.ops.items():
+        if (
+            op.key in ("getitem", "copy")
+            or (op.call_args is not None and op.callee is not None)  # (a function of yours)
+            or getattr(op.callee, "__srcgrad_helper__", None) is not None  # (zeros_seq(p))
+        ):
+            continue
+        for atom in op.args.values():
+            if isinstance(atom, ast.Name) and is_dataclass_structure(trees.get(atom.id)):
+                raise norm.parsed.locator.error(
+                    UnsupportedSyntaxError,
+                    norm.origin.get(stmt, stmt),
+                    "srcgrad differentiates a dataclass argument as a pytree of its fields "
+                    "(read as `obj.field`, or passed to your own functions); here it is used "
+                    "whole otherwise. Read its fields here, or pass in what this computes.",
+                )
 
 
 def _renamed(norm: Normalized, renames: dict[str, str]) -> Normalized:
@@ -337,10 +403,30 @@ def derive(
         func = _optimize(func, norm, facts, builder)
         if trace is not None:
             trace["optimize"] = unparse(func)
+        if norm.errstate:
+            program.errstate[func.name] = norm.errstate
         program.build()
         derived = _emitted(norm, kind, func, program, builder, backend, trace)
         derived.copied = tuple(norm.copied)
         return derived
+
+
+def _in_errstate(func: ast.FunctionDef, settings: dict[str, str], xp: str) -> None:
+    """``func``'s body (its docstring left out) under ``with np.errstate(**settings):``,
+    as the user's function ran its ``with np.errstate`` blocks (``normalize.contexts``)."""
+    body = func.body
+    doc = body[:1] if body and isinstance(body[0], ast.Expr) and _is_text(body[0].value) else []
+    call = ast.Call(
+        func=ast.Attribute(value=ast.Name(id=xp, ctx=ast.Load()), attr="errstate", ctx=ast.Load()),
+        args=[],
+        keywords=[ast.keyword(arg=k, value=ast.Constant(v)) for k, v in sorted(settings.items())],
+    )
+    block = ast.With(items=[ast.withitem(context_expr=call)], body=body[len(doc) :])
+    func.body = [*doc, ast.fix_missing_locations(ast.copy_location(block, func))]
+
+
+def _is_text(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 @contextlib.contextmanager
@@ -408,6 +494,10 @@ def _emitted(
     """The module of ``func`` and its callees' derivatives, compiled."""
     _count("emit")
     parsed = norm.parsed
+    if hasattr(backend.module, "errstate"):  # (dask's array module has none)
+        for f in [func, *program.functions]:
+            if f.name in program.errstate:
+                _in_errstate(f, program.errstate[f.name], builder.xp)
     where = f"{parsed.locator.filename}:{parsed.tree.lineno}"
     title = f"{_TITLES[kind]} of {parsed.func.__qualname__} ({where}), generated by srcgrad."
     text, bindings = emit_stage.render(

@@ -25,7 +25,7 @@ from .alias_model import _OUTSIDE, _SHARING, Place, _aged, _join, _rebound, _sha
 from .alias_summaries import _parameter_names, _summary
 from .classify import is_user_function
 from .dtypes import INTEGER, dtype_kind
-from .facts import Facts, is_append, is_setitem, popped, resolve_static
+from .facts import Facts, is_append, is_setitem, popped, resolve_static, unwrap_callable
 
 #: conversions that return their operand itself where its dtype is already the one asked
 _CONVERTERS = (np.asarray, np.asanyarray, np.ascontiguousarray)
@@ -338,6 +338,7 @@ class _Flow:
         passed_in = isinstance(func, ast.Name) and func.id in self.facts.statics
         if passed_in or is_static(func, self.env, self.local):
             callee = self.facts.statics[func.id] if passed_in else resolve_static(func, self.env)
+            callee, _, _ = unwrap_callable(callee, [], [], rhs)
             module = getattr(callee, "__module__", None) or ""
             if isinstance(callee, np.ufunc) or _is_new_array(callee):
                 return self.made(new)

@@ -6,6 +6,7 @@ without a derivative, complex values, in-place changes and dtype writes (through
 from __future__ import annotations
 
 import ast
+import inspect
 from typing import Any
 
 import numpy as np
@@ -96,6 +97,26 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
     frozen = frozen_hint(callee, op.key)  # scipy.stats: norm(mu, s).logpdf(x)
     if frozen is not None:
         return locator.error(NoDerivativeError, user, frozen)
+    if callee is dict:
+        return locator.error(
+            NoDerivativeError,
+            user,
+            "a dict built in the function carries a derivative here; srcgrad follows such a "
+            'dict where the function reads it by constant keys (`d["w"]`), loops over it, '
+            "or returns it, and where nothing changes it: pass its values to the function "
+            "that reads it as arguments of their own, or pass the dict in as an argument.",
+        )
+    if inspect.ismethod(callee) and inspect.isfunction(callee.__func__):
+        method = callee.__func__.__qualname__
+        return locator.error(
+            NoDerivativeError,
+            user,
+            f"`{ast.unparse(op.stmt.value.func)}` is the bound method {method} of an object "
+            "compared by value (its class defines __eq__), which cannot key the code made "
+            f"for it; srcgrad differentiates the function {method} when it is called with "
+            f"the object as its first argument: pass the object in and write "
+            f"`{method}(obj, ...)` here.",
+        )
     # named as the user wrote it: a core statement's text would show srcgrad's temporaries
     qualname = getattr(callee, "__qualname__", None)
     module = getattr(callee, "__module__", None)
@@ -123,9 +144,13 @@ def _passed_message(param: str) -> str:
         f"`{param}` is the argument `{param}`, called here on a value srcgrad "
         "differentiates: srcgrad calls the derivative of the function passed in, made "
         "for that very function, where the argument is a Python function (`def` or "
-        "lambda), a builtin or a numpy ufunc; this one is another kind of object (a "
-        "functools.partial, an object with __call__, a number...). Pass a plain "
-        "function, or call the function by name."
+        "lambda), a builtin, a numpy ufunc, a functools.partial of one fixing numbers, or "
+        "a hashable object whose class defines __call__, or a method bound to an object "
+        "compared by identity; this one is another kind of object (a partial fixing an "
+        "array, an object compared by value such as a dataclass with eq=True, or a method "
+        "of one, a number...). Pass one of those (a dataclass with eq=False), or "
+        "pass the object itself and call its method by name here "
+        "(`Model.predict(model, x)`), or pass a fixed array as an argument of its own."
     )
 
 

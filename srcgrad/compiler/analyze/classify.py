@@ -20,6 +20,7 @@ from .facts import (
     Op,
     _static_attr,
     resolve_static,
+    unwrap_callable,
 )
 
 
@@ -38,10 +39,16 @@ def _call_arguments(
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
         inspect.Parameter.KEYWORD_ONLY,
     )
-    if any(p.kind not in named for p in signature.parameters.values()):
+    kinds = [p.kind for p in signature.parameters.values()]
+    star = None  # f(a, *t) of f(a, *xs): xs is t (normalize packs the tuple t)
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        count = kinds.index(inspect.Parameter.VAR_POSITIONAL)
+        if len(args) == count + 1 and isinstance(args[-1], ast.Starred):
+            star, args = args[-1].value, args[:-1]
+    if any(k not in named for k in kinds if not (star and k is inspect.Parameter.VAR_POSITIONAL)):
         return None, (
             f"srcgrad differentiates calls to {func.__qualname__!r} only if it has named "
-            "parameters (no *args or **kwargs)"
+            "parameters, or *args given a tuple (no **kwargs)"
         )
     try:
         bound = signature.bind(*args, **{k.arg: k.value for k in kws})
@@ -49,7 +56,9 @@ def _call_arguments(
         return None, f"the call does not match {func.__qualname__}{signature}: {exc}"
     out = []
     for name, param in signature.parameters.items():
-        if name in bound.arguments:
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            out.append(star)
+        elif name in bound.arguments:
             out.append(bound.arguments[name])
         elif isinstance(param.default, (int, float, complex, str, bool, type(None))):
             out.append(ast.Constant(param.default))
@@ -151,8 +160,10 @@ def _operation(target: ast.expr, rhs: ast.expr, env: dict[str, Any]) -> tuple:
         key, args, kws = "compare", [rhs.left, rhs.comparators[0]], []
     elif isinstance(rhs, ast.Call):
         if _static_attr(rhs.func, env) or (isinstance(rhs.func, ast.Name) and rhs.func.id in env):
-            callee = resolve_static(rhs.func, env)
-            key, args, kws = callee, list(rhs.args), list(rhs.keywords)
+            callee, args, kws = unwrap_callable(
+                resolve_static(rhs.func, env), list(rhs.args), list(rhs.keywords), rhs
+            )
+            key = callee
         elif isinstance(rhs.func, ast.Name):  # through a parameter given no function
             key, args, kws = ("passed", rhs.func.id), list(rhs.args), list(rhs.keywords)
         else:
@@ -180,7 +191,9 @@ def _unruled_op(
 ) -> Op:
     """A statement without a rule: its arguments by position (``arg0``...) and keyword
     (``kw_name``); for a call of a user's function, bound to its parameters."""
-    named = {f"arg{i}": a for i, a in enumerate(args)}
+    named = {  # (f(*t): t, read whole)
+        f"arg{i}": a.value if isinstance(a, ast.Starred) else a for i, a in enumerate(args)
+    }
     named.update({f"kw_{k.arg}": k.value for k in kws})
     op = Op(stmt, target.id, None, key, named, None, callee=callee)
     # a runtime helper without a rule of its own (generated code differentiated

@@ -5,6 +5,8 @@ statements the transforms share (``is_setitem``, ``is_append``, ``popped``...)."
 from __future__ import annotations
 
 import ast
+import functools
+import inspect
 import types
 import weakref
 from collections.abc import Iterable, Iterator
@@ -291,6 +293,90 @@ def _static_attr(node: ast.expr, env: dict[str, Any]) -> bool:
 
 def is_function_value(value: Any) -> bool:
     """Whether an argument is a function srcgrad may call through the parameter holding
-    it (a Python function, a builtin, a numpy ufunc): the derivative is made for that
-    very function, which is part of the cache key."""
-    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, np.ufunc))
+    it (a Python function, a builtin, a numpy ufunc, a ``functools.partial`` of one with
+    constants fixed, an object of the user's whose class defines ``__call__`` in Python,
+    or a method of the user's bound to an object: see ``unwrap_callable``): the
+    derivative is made for that very function, which is part of the cache key."""
+    if isinstance(value, functools.partial):
+        return all(map(_fixed_constant, (*value.args, *value.keywords.values()))) and (
+            is_function_value(value.func)
+        )
+    return (
+        isinstance(value, (types.FunctionType, types.BuiltinFunctionType, np.ufunc))
+        or _call_method(value) is not None
+        or _bound_method(value)
+    )
+
+
+def _bound_method(value: Any) -> bool:
+    """A method of the user's bound to an object compared by identity (the object keys
+    the code made for it: one compared by value would share code with an equal other)."""
+    if not (inspect.ismethod(value) and isinstance(value.__func__, types.FunctionType)):
+        return False
+    owner = value.__self__
+    module = getattr(value.__func__, "__module__", None) or ""
+    return (
+        not isinstance(owner, type)
+        and module.split(".")[0] not in _LIBRARIES
+        and type(owner).__eq__ is object.__eq__
+        and type(owner).__hash__ is object.__hash__
+    )
+
+
+def _call_method(value: Any) -> Any:
+    """The ``__call__`` of an object's class, where the object is a hashable instance
+    (not a function, a class or a method) of a class of the user's defining it in
+    Python."""
+    if isinstance(value, (type, types.FunctionType, types.MethodType, functools.partial)):
+        return None
+    call = inspect.getattr_static(type(value), "__call__", None)
+    module = getattr(call, "__module__", None) or ""
+    if not isinstance(call, types.FunctionType) or module.split(".")[0] in _LIBRARIES:
+        return None
+    try:  # (the object keys the code made for it: a dataclass compared by value is not)
+        hash(value)
+    except TypeError:
+        return None
+    return call
+
+
+#: the packages whose callable objects are not the user's (srcgrad's derivatives too)
+_LIBRARIES = {"numpy", "scipy", "cupy", "dask", "srcgrad", "builtins", "functools"}
+
+
+def _fixed_constant(value: Any) -> bool:
+    """A value a partial fixes that the code may hold as a constant: a number, a string,
+    a bool or None (an array would be a constant of unknown shape to the analysis)."""
+    return type(value) in (int, float, complex, bool, str, type(None)) or (
+        isinstance(value, np.generic) and value.dtype.kind in "biufc"
+    )
+
+
+def unwrap_callable(
+    callee: Any, args: list[ast.expr], kws: list[ast.keyword], where: ast.Call
+) -> tuple[Any, list[ast.expr], list[ast.keyword]]:
+    """The function a call ``where`` (with ``args`` and ``kws``) of ``callee`` runs, and
+    its arguments: ``functools.partial(f, a, k=b)(x)`` is ``f(a, x, k=b)`` (the fixed
+    arguments as constants, a keyword of the call first), and ``obj(x)``, for an object
+    whose class defines ``__call__``, is ``type(obj).__call__(obj, x)``, ``obj`` the
+    name the call reads it by; a bound method ``obj.f`` is ``f`` with the object (a
+    constant of the code made for it) first. Anything else (a partial fixing an array) is left as it
+    is, and refused where its result carries a derivative."""
+    if _bound_method(callee):  # obj.method(x): the method's function, the object first
+        owner = ast.copy_location(ast.Constant(callee.__self__), where)
+        return callee.__func__, [owner, *args], kws
+    call = _call_method(callee)
+    if call is not None and isinstance(where.func, ast.Name):
+        receiver = ast.copy_location(ast.Name(id=where.func.id, ctx=ast.Load()), where.func)
+        return call, [receiver, *args], kws
+    while isinstance(callee, functools.partial) and is_function_value(callee):
+        fixed = [ast.copy_location(ast.Constant(a), where) for a in callee.args]
+        given = {k.arg for k in kws}
+        kws = [
+            ast.keyword(arg=k, value=ast.copy_location(ast.Constant(v), where))
+            for k, v in callee.keywords.items()
+            if k not in given
+        ] + kws
+        args = fixed + args
+        callee = callee.func
+    return callee, args, kws

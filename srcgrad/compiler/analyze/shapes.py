@@ -173,14 +173,15 @@ def _tree_child(structure: Any, index: ast.expr | None) -> Any:
     if not isinstance(structure, tuple) or index is None:
         return None
     kind, items = structure
+    keyed = kind == "dict" or (isinstance(kind, tuple) and kind[0] == "dataclass")
     if isinstance(index, ast.Constant):
         key = index.value
-        if kind == "dict":
+        if keyed:
             return next((s for k, s in items if k == key), None)
         if type(key) is int and -len(items) <= key < len(items):
             return items[key]
         return None
-    if kind == "dict":  # any value of a dict whose values are alike
+    if keyed:  # any value of a dict whose values are alike
         items = tuple(s for _, s in items)
     if items and all(s == items[0] for s in items):
         return items[0]  # any element of a list whose elements are alike

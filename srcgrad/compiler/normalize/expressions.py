@@ -6,19 +6,27 @@ operation on atoms, emitting a temporary for each operation inside it."""
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
+import inspect
+import types
 from collections.abc import Iterator
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
 from ..parse import ParsedFunction
 from ..transform.naming import Namer, names_in
+from .dicts import make_dict
 
 _NOT_YET = "srcgrad does not differentiate {what} yet; {advice}"
 
 
 _UNSUPPORTED_EXPRS: dict[type, tuple[str, str]] = {
-    ast.Lambda: ("lambdas inside the function", "define a function at module level"),
+    ast.Lambda: (
+        "lambdas here",
+        "bind it to a name first (`sq = lambda t: t * t`, then `sq(x)`), or define a "
+        "function at module level",
+    ),
     ast.ListComp: ("list comprehensions", "use vectorised numpy operations"),
     ast.SetComp: ("set comprehensions", "use vectorised numpy operations"),
     ast.DictComp: ("dict comprehensions", "use vectorised numpy operations"),
@@ -29,7 +37,10 @@ _UNSUPPORTED_EXPRS: dict[type, tuple[str, str]] = {
     ast.NamedExpr: ("assignment expressions (`:=`)", "assign in a statement of its own"),
     ast.Starred: ("starred arguments (`*args`)", "pass the arguments one by one"),
     ast.JoinedStr: ("f-strings", "build strings outside the differentiated function"),
-    ast.Dict: ("dict displays", "pass dicts in as arguments"),
+    ast.Dict: (
+        "dict displays with keys computed in the function (or a key twice)",
+        "write each key once, as a constant, or pass dicts in as arguments",
+    ),
     ast.Set: ("set displays", "use a tuple or an array"),
 }
 
@@ -50,6 +61,7 @@ class _Expressions:
         parsed: ParsedFunction,
         dicts: dict[tuple[int, int, int, int], tuple] | None = None,
         entry: bool = False,
+        fields: dict[tuple[int, int, int, int], int | str] | None = None,
     ) -> None:
         self.parsed = parsed
         self.entry = entry  # see Normalized.entry
@@ -64,11 +76,14 @@ class _Expressions:
         self.user_stmt: ast.stmt | None = None
         self.temps: set[str] = set()
         self.dicts = dicts or {}  # where a loop names a dict -> its keys
+        self.fields = fields or {}  # see Normalized.fields
+        self.attributes: dict[tuple[int, int, int, int], tuple[str, str, bool]] = {}
         self.iterated: dict[str, tuple[int, int, int, int]] = {}
         self.mutable: set[str] = set()  # names assigned inside if/for/while: never versioned
         self.updates: dict[ast.stmt, str] = {}  # see Normalized.updates
         self.checks: dict[ast.stmt, tuple[str, str]] = {}  # see Normalized.checks
         self.pending_check: tuple[str, str] | None = None  # for the next statement
+        self.errstate: dict[str, str] = {}  # see Normalized.errstate
 
     @contextlib.contextmanager
     def block(self, into: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
@@ -143,6 +158,10 @@ class _Expressions:
 
     def rhs(self, node: ast.expr) -> ast.expr:
         """Lower ``node`` to a core right-hand side (one operation on atoms)."""
+        if isinstance(node, ast.Dict) and "dict" not in self.local | set(self.current):
+            made = make_dict(node, node)  # (constant keys: the call of dict that makes it)
+            if made is not None and self.env.setdefault("dict", builtins.dict) is builtins.dict:
+                return self.call(made)
         if type(node) in _UNSUPPORTED_EXPRS:
             self.not_yet(node, _UNSUPPORTED_EXPRS)
         if isinstance(node, ast.Constant):
@@ -152,7 +171,8 @@ class _Expressions:
         if isinstance(node, ast.Attribute):
             if self.is_static(node):
                 return _copy(node)
-            return ast.Attribute(value=self.atom(node.value), attr=node.attr, ctx=ast.Load())
+            value = self.atom(node.value)
+            return self.attribute(value, node, method=False)
         if isinstance(node, ast.UnaryOp):
             return self.unary(node)
         if isinstance(node, ast.BinOp):
@@ -271,23 +291,143 @@ class _Expressions:
         ):  # a function passed in: the analysis resolves it from the argument
             callee = ast.Name(id=func.id, ctx=ast.Load())
         elif isinstance(func, ast.Attribute):
-            callee = ast.Attribute(value=self.atom(func.value), attr=func.attr, ctx=ast.Load())
+            callee = self.attribute(self.atom(func.value), func, method=True)
         else:
             raise self.fail(
                 node,
                 "srcgrad can only call functions and methods by name, not "
                 f"`{self.locator.segment(func)}`.",
             )
-        for arg in node.args:
-            if isinstance(arg, ast.Starred):
-                self.not_yet(arg, _UNSUPPORTED_EXPRS)
-        args = [self.atom(a) for a in node.args]
+        given = _unpacked_args(node.args)
+        star = self.var_positional(callee, node)
+        if star is not None and not (
+            len(given) == star + 1
+            and isinstance(given[-1], ast.Starred)
+            and isinstance(given[-1].value, ast.Name)
+        ):  # f(a, b, c) of f(a, *xs): f(a, *t), t = (b, c)
+            named, extra = given[:star], given[star:]
+            if any(isinstance(a, ast.Starred) for a in given):
+                raise self.fail(
+                    node,
+                    "srcgrad passes the arguments of a function with *args as a tuple it "
+                    "makes, from arguments it can count: pass them one by one here.",
+                )
+            pack = ast.Tuple(elts=[self.atom(a) for a in extra], ctx=ast.Load())
+            args = [self.atom(a) for a in named]
+            args.append(ast.Starred(value=ast.Name(id=self.as_temp(pack), ctx=ast.Load())))
+        else:
+            spread = self.spread(callee, given, node) if star is None else None
+            for arg in given:
+                if isinstance(arg, ast.Starred) and star is None and spread is None:
+                    self.not_yet(arg, _UNSUPPORTED_EXPRS)
+            args = spread or [
+                ast.Starred(value=self.load(a.value.id, a), ctx=ast.Load())
+                if isinstance(a, ast.Starred)
+                else self.atom(a)
+                for a in given
+            ]
         keywords = []
-        for kw in node.keywords:
+        for kw in _unpacked_keywords(node.keywords):
             if kw.arg is None:
-                raise self.fail(node, "`**kwargs` in calls is not supported yet.")
+                raise self.fail(
+                    node,
+                    "`**kwargs` in calls is supported only of a dict display with constant "
+                    'string keys (`f(**{"w": w})`); pass the arguments by name instead.',
+                )
             keywords.append(ast.keyword(arg=kw.arg, value=self.atom(kw.value)))
         return ast.Call(func=callee, args=args, keywords=keywords)
+
+    def attribute(self, value: ast.expr, node: ast.Attribute, method: bool) -> ast.expr:
+        """``value.attr`` (noted in ``attributes``), or the item it is where ``fields``
+        says the value is a namedtuple or a dataclass (a method stays an attribute)."""
+        where = (node.lineno, node.col_offset, node.end_lineno or 0, node.end_col_offset or 0)
+        if isinstance(value, ast.Name):
+            self.attributes[where] = (value.id, node.attr, method)
+        if where in self.fields and not method:
+            key = ast.Constant(self.fields[where])
+            return ast.Subscript(value=value, slice=key, ctx=ast.Load())
+        return ast.Attribute(value=value, attr=node.attr, ctx=ast.Load())
+
+    def spread(
+        self, callee: ast.expr, given: list[ast.expr], node: ast.Call
+    ) -> list[ast.expr] | None:
+        """``f(a, *t)`` of a user's function ``f(a, b, c)`` whose parameters after ``a``
+        have no defaults is ``f(a, t[0], t[1])``, after a check that ``t`` has exactly
+        that many elements (Python's TypeError otherwise, as the call would raise): the
+        arguments, lowered; None where the call is not such a call."""
+        params = self.signature(callee)
+        if (
+            params is None
+            or not given
+            or not isinstance(given[-1], ast.Starred)
+            or any(isinstance(a, ast.Starred) for a in given[:-1])
+        ):
+            return None
+        positional = [
+            p
+            for p in params
+            if p.kind
+            in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        ]
+        named = {k.arg for k in node.keywords}
+        rest = positional[len(given) - 1 :]
+        cut = next((k for k, p in enumerate(rest) if p.name in named), len(rest))
+        rest, after = rest[:cut], rest[cut:]  # (those after: given by keyword)
+        if (
+            not rest
+            or any(p.default is not inspect.Parameter.empty for p in rest)
+            or not all(p.name in named for p in after)
+        ):
+            return None
+        before = [self.atom(a) for a in given[:-1]]
+        seq = self.atom(given[-1].value)
+        count = self.len_of(seq)
+        wrong = self.as_temp(
+            ast.Compare(left=count, ops=[ast.NotEq()], comparators=[ast.Constant(len(rest))])
+        )
+        text = f"{ast.unparse(callee)}() takes {len(rest)} arguments from *{ast.unparse(seq)}"
+        error = ast.Call(
+            func=ast.Name(id="TypeError", ctx=ast.Load()), args=[ast.Constant(text)], keywords=[]
+        )
+        body: list[ast.stmt] = []
+        with self.block(body):
+            self.place(ast.Raise(exc=error, cause=None))
+        self.place(ast.If(test=ast.Name(id=wrong, ctx=ast.Load()), body=body, orelse=[]))
+        items = [
+            ast.Subscript(value=seq, slice=ast.Constant(i), ctx=ast.Load())
+            for i in range(len(rest))
+        ]
+        return [*before, *(self.as_atom(item) for item in items)]
+
+    def signature(self, callee: ast.expr) -> list[inspect.Parameter] | None:
+        """The parameters of the user's function ``callee`` names, if it is one (not a
+        library's, not a helper of generated code: their rules read their arguments as
+        the call gives them)."""
+        if not self.is_static(callee):
+            return None
+        func = _static_value(callee, self.env)
+        module = (getattr(func, "__module__", None) or "").split(".")[0]
+        if (
+            not inspect.isfunction(func)
+            or getattr(func, "__srcgrad_helper__", None) is not None
+            or module in ("numpy", "scipy", "cupy", "dask", "srcgrad", "math", "builtins")
+        ):
+            return None
+        try:
+            return list(inspect.signature(func, follow_wrapped=False).parameters.values())
+        except (TypeError, ValueError):
+            return None
+
+    def var_positional(self, callee: ast.expr, node: ast.Call) -> int | None:
+        """For a call of a user's function with ``*args``: how many positional
+        parameters come before it (else None). A function with ``**kwargs`` is refused."""
+        params = self.signature(callee)
+        if params is None:
+            return None
+        kinds = [p.kind for p in params]
+        if inspect.Parameter.VAR_POSITIONAL not in kinds:
+            return None
+        return kinds.index(inspect.Parameter.VAR_POSITIONAL)
 
     def index(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Slice):
@@ -331,6 +471,51 @@ def _assigned_in_compound(stmts: list[ast.stmt], top: bool = False) -> set[str]:
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     found.add(node.id)
     return found
+
+
+def _static_value(node: ast.expr, env: dict[str, Any]) -> Any:
+    """The value of a dotted name rooted at a global (attributes of modules only)."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    value = env.get(node.id) if isinstance(node, ast.Name) else None
+    for attr in reversed(attrs):
+        value = getattr(value, attr, None) if isinstance(value, types.ModuleType) else None
+    return value
+
+
+def _unpacked_args(args: list[ast.expr]) -> list[ast.expr]:
+    """A call's positional arguments, ``*(a, b)`` and ``*[a, b]`` written out."""
+    out: list[ast.expr] = []
+    for arg in args:
+        if isinstance(arg, ast.Starred) and isinstance(arg.value, (ast.Tuple, ast.List)):
+            out.extend(_unpacked_args(arg.value.elts))
+        else:
+            out.append(arg)
+    return out
+
+
+def _unpacked_keywords(keywords: list[ast.keyword]) -> list[ast.keyword]:
+    """A call's keywords, ``**{"w": w}`` written out where each key is a constant string."""
+    out: list[ast.keyword] = []
+    for kw in keywords:
+        value = kw.value
+        if (
+            kw.arg is None
+            and isinstance(value, ast.Dict)
+            and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier()
+                for k in value.keys
+            )
+        ):
+            out.extend(
+                ast.copy_location(ast.keyword(arg=k.value, value=v), v)
+                for k, v in zip(value.keys, value.values)
+            )
+        else:
+            out.append(kw)
+    return out
 
 
 def _copy(node: ast.expr) -> ast.expr:

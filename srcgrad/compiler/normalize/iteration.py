@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-import types
 from typing import Any
 
-from .expressions import _copy, _Expressions
+from .expressions import _copy, _Expressions, _static_value
 
 
 class _Iteration(_Expressions):
@@ -157,18 +156,6 @@ def _where(node: ast.expr) -> tuple[int, int, int, int]:
     """Where ``node`` is in the user's source: what names a loop's iterable across
     lowerings."""
     return (node.lineno, node.col_offset, node.end_lineno or 0, node.end_col_offset or 0)
-
-
-def _static_value(node: ast.expr, env: dict[str, Any]) -> Any:
-    """The value of a dotted name rooted at a global (attributes of modules only)."""
-    attrs = []
-    while isinstance(node, ast.Attribute):
-        attrs.append(node.attr)
-        node = node.value
-    value = env.get(node.id) if isinstance(node, ast.Name) else None
-    for attr in reversed(attrs):
-        value = getattr(value, attr, None) if isinstance(value, types.ModuleType) else None
-    return value
 
 
 def _call(name: str, args: list[ast.expr]) -> ast.Call:

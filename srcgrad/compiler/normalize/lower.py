@@ -67,8 +67,11 @@ from ..transform.naming import Namer
 from .arguments import copy_written_parameters
 from .comprehensions import lower_comprehensions
 from .containers import lower_containers
+from .contexts import lower_contexts
+from .dicts import lower_dicts
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
+from .nested import inline_nested
 from .statements import _is_docstring, _Statements
 
 
@@ -102,12 +105,28 @@ class Normalized:
     dicts: dict[tuple[int, int, int, int], tuple] = dataclasses.field(default_factory=dict)
     #: the ``split_aux`` calls made on this, in order (lowering again repeats them)
     splits: list[tuple[int, bool]] = dataclasses.field(default_factory=list)
+    #: the settings of the function's ``with np.errstate(...)`` blocks, which the driver
+    #: puts around its derivatives' bodies (see ``normalize.contexts``)
+    errstate: dict[str, str] = dataclasses.field(default_factory=dict)
 
-    def with_dict_keys(self, dicts: dict[tuple[int, int, int, int], tuple]) -> Normalized:
+    #: ``p.w`` read off a name (the name as lowered, and ``w``), where the user wrote it
+    attributes: dict[tuple[int, int, int, int], tuple[str, str, bool]] = dataclasses.field(
+        default_factory=dict
+    )
+    #: the attribute reads lowered as items: a namedtuple's field by its index, a
+    #: dataclass's (given to generated code as a dict: ``pytree.plain``) by its name
+    fields: dict[tuple[int, int, int, int], int | str] = dataclasses.field(default_factory=dict)
+
+    def with_dict_keys(
+        self,
+        dicts: dict[tuple[int, int, int, int], tuple],
+        fields: dict[tuple[int, int, int, int], int | str] | None = None,
+    ) -> Normalized:
         """The function lowered again, with the loops over the iterables at the places
-        ``dicts`` names running over those dicts' keys (the analysis finds which values
-        are dicts; see ``driver``)."""
-        norm = _Normalizer(self.parsed, dicts, entry=self.entry).run()
+        ``dicts`` names running over those dicts' keys, and the attribute reads at the
+        places ``fields`` names read as items (the analysis finds which values are dicts,
+        namedtuples and dataclasses; see ``driver``)."""
+        norm = _Normalizer(self.parsed, dicts, entry=self.entry, fields=fields).run()
         for keep, drop in self.splits:
             norm.split_aux(keep, drop)
         return norm
@@ -201,11 +220,12 @@ class _Normalizer(_Statements):
     def run(self) -> Normalized:
         tree = self.parsed.tree
         args = tree.args
-        if args.vararg or args.kwarg:
+        if args.kwarg or (args.vararg and self.entry):
             raise self.fail(
                 tree,
                 "srcgrad differentiates functions with named parameters (positional, "
-                "keyword-only, positional-only); *args and **kwargs are not supported yet.",
+                "keyword-only, positional-only); **kwargs is not supported yet, nor *args "
+                "in the function differentiated (a function it calls may have *args).",
             )
         returned = self.lower_body(tree)
         ret = ast.Return(value=returned)
@@ -220,10 +240,13 @@ class _Normalizer(_Statements):
             temps=self.temps,
             iterated=self.iterated,
             dicts=self.dicts,
+            attributes=self.attributes,
+            fields=self.fields,
             updates=self.updates,
             checks=self.checks,
             entry=self.entry,
             copied=self.copied,
+            errstate=self.errstate,
         )
 
     def lower_body(self, tree: ast.FunctionDef) -> ast.expr:
@@ -232,11 +255,18 @@ class _Normalizer(_Statements):
         body = tree.body
         if body and _is_docstring(body[0]):
             body = body[1:]
-        if self.entry:
-            params = self.parsed.params
-            body, self.copied = copy_written_parameters(body, params)
-        body = lower_containers(body, self.env, _local_names(tree))
+        local = _local_names(tree)
+        body, self.errstate = lower_contexts(body, self.env, local, self.fail)
+        body = lower_containers(body, self.env, local)
         body = lower_comprehensions(body, self.namer, self.env)
+        inlined = inline_nested(body, self.namer, self.env, local, self.fail)
+        if inlined is not body:  # (the nested functions' own containers and comprehensions)
+            body = lower_comprehensions(
+                lower_containers(inlined, self.env, local), self.namer, self.env
+            )
+        body = lower_dicts(body, self.namer, self.env, local, self.fail)
+        if self.entry:
+            body, self.copied = copy_written_parameters(body, self.parsed.params)
         lowered = lower_exits(_with_body(tree, body), self.namer)
         body = lowered.body
         self.mutable = _assigned_in_compound(body)
@@ -269,6 +299,28 @@ class _Normalizer(_Statements):
         name = self.namer.fresh("out")
         self.emit(name, rhs)
         return ast.Name(id=name, ctx=ast.Load())
+
+
+def field_of(structure: Any, attr: str) -> int | str | None:
+    """Where a namedtuple's field ``attr`` is (its index) or a dataclass's (its name),
+    from the structure of the value (``pytree.structure``); None for anything else."""
+    if not (isinstance(structure, tuple) and len(structure) == 2):
+        return None
+    kind, items = structure
+    if isinstance(kind, tuple) and kind[:1] == ("namedtuple",) and attr in kind[2]:
+        return kind[2].index(attr)
+    if isinstance(kind, tuple) and kind[:1] == ("dataclass",):
+        return attr if any(k == attr for k, _ in items) else None
+    return None
+
+
+def is_dataclass_structure(structure: Any) -> bool:
+    return (
+        isinstance(structure, tuple)
+        and len(structure) == 2
+        and isinstance(structure[0], tuple)
+        and structure[0][:1] == ("dataclass",)
+    )
 
 
 #: the container types (by name, as ``pytree.structure`` notes them) that are dicts
@@ -313,12 +365,20 @@ def _core_function(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionD
         name=tree.name,
         args=ast.arguments(
             posonlyargs=[],
-            args=[ast.arg(arg=a.arg) for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)],
+            args=[
+                ast.arg(arg=a.arg)
+                for a in (
+                    *args.posonlyargs,
+                    *args.args,
+                    *([args.vararg] if args.vararg else []),
+                    *args.kwonlyargs,
+                )
+            ],
             vararg=None,
             kwonlyargs=[],
             kw_defaults=[],
             kwarg=None,
-            defaults=[] if args.kwonlyargs else list(args.defaults),
+            defaults=[] if args.kwonlyargs or args.vararg else list(args.defaults),
         ),
         body=body,
         decorator_list=[],

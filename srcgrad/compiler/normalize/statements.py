@@ -16,13 +16,16 @@ from .iteration import _Iteration
 
 _UNSUPPORTED_STMTS: dict[type, tuple[str, str]] = {
     ast.Try: ("`try` statements", "move error handling outside the differentiated function"),
-    ast.With: ("`with` statements", "move the context manager outside the function"),
+    ast.With: (
+        "`with` statements (other than `with np.errstate(...)`)",
+        "move the context manager outside the function",
+    ),
     ast.AsyncWith: ("`async with`", "differentiate a plain synchronous function"),
     ast.AsyncFor: ("`async for`", "differentiate a plain synchronous function"),
     ast.Global: ("`global` declarations", "pass the value in as an argument instead"),
     ast.Nonlocal: ("`nonlocal` declarations", "pass the value in and return the result"),
     ast.Delete: ("`del` statements", "leave the variable in place"),
-    ast.FunctionDef: ("nested function definitions", "define the helper at module level"),
+    ast.FunctionDef: ("nested function definitions here", "define the helper at module level"),
     ast.ClassDef: ("class definitions", "define the class at module level"),
 }
 if hasattr(ast, "TryStar"):

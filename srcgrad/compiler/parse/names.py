@@ -88,8 +88,9 @@ class ParsedFunction:
 
     @property
     def params(self) -> list[str]:
-        args = self.tree.args  # (keyword-only ones last, as the signature has them)
-        return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        args = self.tree.args  # (in the signature's order: *args, then keyword-only ones)
+        star = [args.vararg] if args.vararg else []
+        return [a.arg for a in (*args.posonlyargs, *args.args, *star, *args.kwonlyargs)]
 
 
 #: what ``env`` holds for a function held weakly (or freed): never any name's object

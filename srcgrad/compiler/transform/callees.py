@@ -61,6 +61,9 @@ class Callees:
         if key not in self.names:
             family.append(ranks)
             base = func.__name__
+            if base.startswith("__") and base.endswith("__"):  # Scaled.__call__: Scaled_call
+                owner = func.__qualname__.rpartition(".")[0].rpartition(".")[2]
+                base = f"{owner}_{base.strip('_')}" if owner.isidentifier() else base.strip("_")
             if kind == "jvp":
                 self.names[key] = (self.namer.fresh(f"jvp_{base}"),)
             else:

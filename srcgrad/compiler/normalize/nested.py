@@ -1,0 +1,466 @@
+"""Part of normalize: functions defined inside the function, written out where they are
+called.
+
+In:  the statements of a user function (plain Python AST), a
+:class:`~srcgrad.compiler.transform.naming.Namer` and a way to fail at a user's node.
+Out: the same statements without the nested ``def`` s and the lambdas bound to a name
+(``sq = lambda t: t * t``): each call of one is replaced by its body, its parameters
+and its own variables under fresh names, its result by the expression it returns::
+
+    def f(x, w):                                 def f(x, w):
+        def layer(h):                                h = x
+            z = h @ w                    ==>         z = h @ w
+            return np.tanh(z)                        y = np.tanh(z)
+        y = layer(x)                                 h_1 = y
+        return np.sum(layer(y))                      z_1 = h_1 @ w
+                                                     return np.sum(np.tanh(z_1))
+
+A closure reads the variables of the function when it is called, not when it is
+defined, and so does its body written out at the call: the two compute the same. Each
+call is written out where the statement calling it is evaluated once and always
+(an assignment, an expression statement, a ``return``, an ``if`` test, a ``for``'s
+iterable; a list comprehension is a loop by now). Refused, with what to write instead:
+a nested function defined under an ``if`` or in a loop, defined twice or rebound, with
+``*args``/``**kwargs``, a decorator, a default that is not a constant, ``return``
+before its end, ``nonlocal``/``global``, one that calls itself, and one used other than
+by calling it (returned, stored, passed to another function) or called where only some
+paths evaluate it (``a if c else g(x)``, ``while g(x) > 0``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import UnsupportedSyntaxError
+from ..astwalk import copy_tree
+from ..transform.naming import Namer
+from .expressions import _static_value
+
+Fail = Callable[[ast.AST, str], UnsupportedSyntaxError]
+
+#: expressions whose operands are evaluated on some paths only, or later, or again
+_CONDITIONAL = (
+    ast.IfExp,
+    ast.BoolOp,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+_AS_A_VALUE = (
+    "srcgrad writes a function defined inside the function out where it is called "
+    "(`{name}(...)`); here `{name}` is used as a value (returned, stored or passed on). "
+    "Call it here, or define it at module level (a function passed as an argument works)."
+)
+
+_PARTIAL_AS_A_VALUE = (
+    "`{name}` is a functools.partial made in the function, which srcgrad calls as the "
+    "function it binds where it is called (`{name}(...)`); here it is used as a value "
+    "(returned, stored or passed on). Pass the function and the arguments it fixes "
+    "separately instead (a partial fixing numbers, made outside and passed in, works too)."
+)
+
+
+@dataclass
+class _Partial:
+    """``name = functools.partial(func, *args, **keywords)``: the function called, and
+    the arguments it was given (atoms: each computed once, where the partial is made)."""
+
+    name: str
+    func: ast.expr
+    args: list[ast.expr]
+    keywords: dict[str, ast.expr]
+
+
+@dataclass
+class _Nested:
+    """A nested function: its parameters, constant defaults, body and returned value."""
+
+    name: str
+    node: ast.stmt
+    positional: list[str]
+    keyword_only: list[str]
+    defaults: dict[str, ast.expr]
+    body: list[ast.stmt]
+    result: ast.expr
+    local: set[str] = field(default_factory=set)
+
+
+def inline_nested(
+    body: list[ast.stmt], namer: Namer, env: dict[str, Any], local: set[str], fail: Fail
+) -> list[ast.stmt]:
+    """``body`` with its nested functions written out where they are called, and its
+    partials called as the functions they bind (see the module's docstring); the user's
+    statements are left as they are. ``env``: the free names resolved; ``local``: the
+    function's own names."""
+    inliner = _Inliner(namer, env, local, fail)
+    if not any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or inliner.partial(n)
+        for s in body
+        for n in ast.walk(s)
+    ):
+        return body
+    inliner.assigned = {
+        n.id
+        for s in body
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+    return inliner.block(copy_tree(body), top=True)
+
+
+class _Inliner:
+    def __init__(self, namer: Namer, env: dict[str, Any], local: set[str], fail: Fail) -> None:
+        self.namer = namer
+        self.env = env
+        self.local = local
+        self.fail = fail
+        self.assigned: set[str] = set()  # the names the function assigns
+        self.nested: dict[str, _Nested | _Partial] = {}
+        self.calling: list[str] = []  # the nested functions being written out
+
+    def block(self, stmts: list[ast.stmt], top: bool = False) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in stmts:
+            definition = self.definition(stmt)
+            if definition is not None:
+                if not top:
+                    raise self.fail(
+                        stmt,
+                        f"srcgrad writes out `{definition}` where it is called only where it "
+                        "is defined at the top level of the function (not under an `if` or "
+                        "in a loop); define it there, or at module level.",
+                    )
+                out.extend(self.define(stmt, definition))
+                continue
+            self.rebinding(stmt)
+            out.extend(self.statement(stmt))
+        return out
+
+    def definition(self, stmt: ast.stmt) -> str | None:
+        """The name a nested ``def``, ``name = lambda ...`` or ``name = partial(...)``
+        defines."""
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return stmt.name
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and (isinstance(stmt.value, ast.Lambda) or self.partial(stmt.value))
+        ):
+            return stmt.targets[0].id
+        return None
+
+    def partial(self, node: ast.AST) -> bool:
+        """Whether ``node`` calls ``functools.partial`` (by a name the function does not
+        rebind)."""
+        if not isinstance(node, ast.Call):
+            return False
+        root = node.func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return (
+            isinstance(root, ast.Name)
+            and root.id not in self.local
+            and _static_value(node.func, self.env) is functools.partial
+        )
+
+    def define(self, stmt: ast.stmt, name: str) -> list[ast.stmt]:
+        """Note the nested function ``stmt`` defines; the statements to run in its place
+        (a partial's arguments, computed where it is made)."""
+        if name in self.nested:
+            raise self.fail(
+                stmt,
+                f"`{name}` is defined twice in the function; give the second one another name.",
+            )
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            return self.define_partial(stmt, name, stmt.value)
+        if isinstance(stmt, ast.AsyncFunctionDef):
+            raise self.fail(stmt, "srcgrad differentiates synchronous functions; use `def`.")
+        if isinstance(stmt, ast.FunctionDef):
+            args, body = stmt.args, list(stmt.body)
+            if stmt.decorator_list:
+                raise self.fail(
+                    stmt,
+                    f"srcgrad writes out nested functions without decorators; define `{name}` "
+                    "at module level to decorate it.",
+                )
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]  # (a docstring)
+            result: ast.expr = ast.Constant(None)
+            if body and isinstance(body[-1], ast.Return):
+                result = body[-1].value or ast.Constant(None)
+                body = body[:-1]
+            for node in (n for s in body for n in _walk_own(s)):
+                if isinstance(node, ast.Return):
+                    raise self.fail(
+                        node,
+                        f"srcgrad writes out `{name}` where it is called, which needs its one "
+                        "`return` at its end; assign the result to a variable and return it "
+                        "last, or define the function at module level.",
+                    )
+                if isinstance(node, (ast.Nonlocal, ast.Global)):
+                    raise self.fail(
+                        node,
+                        f"`{name}` changes a variable of the function around it, which "
+                        "srcgrad does not follow; return the new value and assign it instead.",
+                    )
+        else:
+            assert isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda)
+            args, body, result = stmt.value.args, [], stmt.value.body
+        if args.vararg or args.kwarg:
+            raise self.fail(
+                stmt,
+                f"srcgrad writes out `{name}` where it is called, with named parameters only; "
+                "*args and **kwargs are not supported there: name the parameters.",
+            )
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        keyword_only = [a.arg for a in args.kwonlyargs]
+        defaults: dict[str, ast.expr] = dict(zip(positional[::-1], args.defaults[::-1]))
+        defaults.update(
+            (a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None
+        )
+        for value in defaults.values():
+            if not isinstance(value, ast.Constant):
+                raise self.fail(
+                    value,
+                    f"the default values of `{name}` are computed once, where it is defined; "
+                    "srcgrad writes it out where it is called and takes constant defaults "
+                    "only: pass that value at each call instead.",
+                )
+        local = set(positional) | set(keyword_only)
+        for node in (n for s in [*body, ast.Expr(value=result)] for n in ast.walk(s)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                local.add(node.id)
+        self.nested[name] = _Nested(
+            name, stmt, positional, keyword_only, defaults, body, result, local
+        )
+        return []
+
+    def define_partial(self, stmt: ast.stmt, name: str, call: ast.Call) -> list[ast.stmt]:
+        """``name = functools.partial(func, *args, **keywords)``: each argument that is not
+        a constant is computed into a variable of its own, here (as ``partial`` does)."""
+        if (
+            not call.args
+            or any(isinstance(a, ast.Starred) for a in call.args)
+            or any(k.arg is None for k in call.keywords)
+        ):
+            raise self.fail(
+                stmt,
+                "srcgrad calls `functools.partial(f, ...)` as `f` with the arguments written "
+                "out: give it the function first and the arguments one by one (no `*` or `**`).",
+            )
+        func = call.args[0]
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or (
+            root.id in self.assigned and root.id not in self.nested
+        ):
+            raise self.fail(
+                stmt,
+                "srcgrad calls a partial through the function it binds, which must be a "
+                "function of the module, a parameter or one defined in the function; "
+                f"`{ast.unparse(func)}` is a variable here: call the function itself.",
+            )
+        before: list[ast.stmt] = []
+        values: list[ast.expr] = []
+        for k, value in enumerate([*call.args[1:], *(kw.value for kw in call.keywords)]):
+            if isinstance(value, ast.Constant):
+                values.append(value)
+                continue
+            held = self.namer.fresh(f"{name}_arg{k}")
+            target = ast.Name(id=held, ctx=ast.Store())
+            value = self.expression(value, before)
+            before.append(ast.copy_location(ast.Assign(targets=[target], value=value), stmt))
+            values.append(ast.Name(id=held, ctx=ast.Load()))
+        given = len(call.args) - 1
+        keywords = {kw.arg: v for kw, v in zip(call.keywords, values[given:])}
+        self.nested[name] = _Partial(name, func, values[:given], keywords)
+        return before
+
+    def rebinding(self, stmt: ast.stmt) -> None:
+        """Refuse a statement that assigns to the name of a nested function."""
+        for node in ast.walk(stmt):
+            if (
+                isinstance(node, ast.Name)
+                and not isinstance(node.ctx, ast.Load)
+                and node.id in self.nested
+            ):
+                raise self.fail(
+                    stmt,
+                    f"`{node.id}` names a function defined in the function and is assigned "
+                    "again here; give the variable another name.",
+                )
+
+    # -- statements ----------------------------------------------------------
+    def statement(self, stmt: ast.stmt) -> list[ast.stmt]:
+        before: list[ast.stmt] = []
+        if isinstance(stmt, (ast.If, ast.For)):
+            key = "test" if isinstance(stmt, ast.If) else "iter"
+            setattr(stmt, key, self.expression(getattr(stmt, key), before))
+            stmt.body = self.block(stmt.body)
+            stmt.orelse = self.block(stmt.orelse)
+        elif isinstance(stmt, ast.While):
+            self.not_called(stmt.test)
+            stmt.body = self.block(stmt.body)
+            stmt.orelse = self.block(stmt.orelse)
+        elif isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)):
+            if stmt.value is not None:
+                stmt.value = self.expression(stmt.value, before)
+        self.not_called(stmt)
+        return [*before, stmt]
+
+    def not_called(self, node: ast.AST) -> None:
+        """Refuse what is left of a nested function in ``node``: a use as a value, or a
+        call where only some paths evaluate it."""
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in self.nested:
+                calls = [
+                    c
+                    for c in ast.walk(node)
+                    if isinstance(c, ast.Call)
+                    and isinstance(c.func, ast.Name)
+                    and c.func.id == n.id
+                ]
+                if calls:
+                    raise self.fail(
+                        calls[0],
+                        f"srcgrad writes out `{n.id}(...)` where it is called, only where "
+                        "every path evaluates the call once (not in a conditional expression, "
+                        "after `and`/`or`, in a `while` test or in a set or dict "
+                        "comprehension): call it in a statement of its own first.",
+                    )
+                if isinstance(self.nested[n.id], _Partial):
+                    raise self.fail(n, _PARTIAL_AS_A_VALUE.format(name=n.id))
+                raise self.fail(n, _AS_A_VALUE.format(name=n.id))
+
+    # -- expressions ---------------------------------------------------------
+    def expression(self, node: ast.expr, before: list[ast.stmt]) -> ast.expr:
+        """``node`` with each call of a nested function replaced by the value it returns,
+        the statements computing it appended to ``before``, in the order Python
+        evaluates them."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in self.nested:
+                return self.call(node, before)
+        if isinstance(node, _CONDITIONAL):
+            return node  # (refused by not_called where it calls one)
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, ast.expr):
+                setattr(node, name, self.expression(value, before))
+            elif isinstance(value, list):
+                for k, item in enumerate(value):
+                    if isinstance(item, ast.expr):
+                        value[k] = self.expression(item, before)
+                    elif isinstance(item, ast.keyword):
+                        item.value = self.expression(item.value, before)
+        return node
+
+    def call(self, node: ast.Call, before: list[ast.stmt]) -> ast.expr:
+        """The nested function's body for this call: its parameters assigned the
+        arguments, then its statements (into ``before``); the value it returns."""
+        name = node.func.id
+        nested = self.nested[name]
+        if isinstance(nested, _Partial):
+            return self.call_partial(node, nested, before)
+        if name in self.calling:
+            raise self.fail(
+                node,
+                f"`{name}` calls itself; srcgrad writes out functions defined inside the "
+                "function where they are called, which a recursive one cannot be: define it "
+                "at module level (recursion works there).",
+            )
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            raise self.fail(
+                node, f"pass the arguments of `{name}` one by one (not `*seq` or `**dict`)."
+            )
+        args = [self.expression(a, before) for a in node.args]
+        keywords = {k.arg: self.expression(k.value, before) for k in node.keywords}
+        bound = self.bind(nested, node, args, keywords)
+        renamed = {v: self.namer.fresh(v) for v in sorted(nested.local)}
+        names = {old: ast.Name(id=new, ctx=ast.Load()) for old, new in renamed.items()}
+        for param, value in bound.items():
+            target = ast.Name(id=renamed[param], ctx=ast.Store())
+            before.append(ast.copy_location(ast.Assign(targets=[target], value=value), node))
+        self.calling.append(name)
+        try:
+            body = _renamed(copy_tree(nested.body), names)
+            before.extend(self.block(body))
+            result = self.expression(_renamed(copy_tree(nested.result), names), before)
+        finally:
+            self.calling.pop()
+        if isinstance(result, ast.Constant) and not hasattr(result, "lineno"):
+            ast.copy_location(result, node)
+        return result
+
+    def call_partial(self, node: ast.Call, partial: _Partial, before: list[ast.stmt]) -> ast.expr:
+        """``p(x, k=v)`` with ``p = partial(f, a, k=w)`` is ``f(a, x, k=v)``."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            raise self.fail(
+                node, f"pass the arguments of `{partial.name}` one by one (not `*seq` or `**dict`)."
+            )
+        keywords = {k: copy_tree(v) for k, v in partial.keywords.items()}
+        keywords.update((k.arg, k.value) for k in node.keywords)
+        call = ast.Call(
+            func=copy_tree(partial.func),
+            args=[*(copy_tree(a) for a in partial.args), *node.args],
+            keywords=[ast.keyword(arg=k, value=v) for k, v in keywords.items()],
+        )
+        for n in ast.walk(call):
+            if not hasattr(n, "lineno") and isinstance(n, ast.expr):
+                ast.copy_location(n, node)
+        return self.expression(ast.copy_location(call, node), before)
+
+    def bind(
+        self, nested: _Nested, node: ast.Call, args: list[ast.expr], keywords: dict[str, ast.expr]
+    ) -> dict[str, ast.expr]:
+        """Each parameter's value for this call, in the order of the parameters."""
+        if len(args) > len(nested.positional):
+            raise self.fail(
+                node,
+                f"`{nested.name}` takes {len(nested.positional)} positional arguments but "
+                f"{len(args)} are given here.",
+            )
+        given = dict(zip(nested.positional, args))
+        for key, value in keywords.items():
+            if key in given or key not in nested.positional + nested.keyword_only:
+                raise self.fail(node, f"`{nested.name}` gets no parameter `{key}` here.")
+            given[key] = value
+        bound = {}
+        for param in nested.positional + nested.keyword_only:
+            if param in given:
+                bound[param] = given[param]
+            elif param in nested.defaults:
+                bound[param] = copy_tree(nested.defaults[param])
+            else:
+                raise self.fail(node, f"`{nested.name}` is not given its parameter `{param}` here.")
+        return bound
+
+
+def _walk_own(node: ast.AST):  # noqa: ANN202 (an iterator of nodes)
+    """The nodes of ``node`` outside the functions and lambdas nested in it."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        for child in ast.iter_child_nodes(n):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                todo.append(child)
+
+
+def _renamed(node: ast.AST | list, names: dict[str, ast.Name]):  # noqa: ANN202
+    """``node`` (a copy) with the names in ``names`` renamed, loads and stores alike."""
+    for tree in node if isinstance(node, list) else [node]:
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name) and n.id in names:
+                n.id = names[n.id].id
+    return node
