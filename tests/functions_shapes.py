@@ -224,6 +224,10 @@ def vstack(x, y):
     return np.vstack((x, y))
 
 
+def row_stack(x, y):
+    return np.row_stack((x, y))
+
+
 def dstack(x, y):
     return np.dstack([x, y])
 

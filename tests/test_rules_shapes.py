@@ -30,6 +30,7 @@ from rule_checks import DTYPES, NOT_PYTHON, Domain, Row, check, operand, shapes,
 import srcgrad
 from srcgrad import runtime
 
+pytestmark = pytest.mark.filterwarnings("ignore:`row_stack` alias is deprecated")
 RANK3 = shapes(3, 3, max_side=3)
 MATRIX = shapes(2, 2)
 AT_LEAST_1D = shapes(1)
@@ -302,11 +303,13 @@ STACKS = {
     "vstack": (fn.vstack, 0),
     "dstack": (fn.dstack, 2),
     "column_stack": (fn.column_stack, 1),
+    "row_stack": (fn.row_stack, 0),  # vstack's old name, deprecated in numpy 2.0
 }
 
 
 def stack_case(name):
     func, axis = STACKS[name]
+    name = "vstack" if name == "row_stack" else name
 
     def case(data, dtype):
         rank = data.draw(st.integers(0 if name != "column_stack" else 1, 3))

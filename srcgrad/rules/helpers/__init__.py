@@ -3,6 +3,6 @@
 Generated code calls them by name, like the generic helpers of :mod:`srcgrad.runtime`;
 :data:`srcgrad.compiler.transform.builder.HELPERS` lists both."""
 
-from . import elementwise, linalg, reductions, shapes
+from . import elementwise, linalg, numeric, reductions, shapes
 
-MODULES = (elementwise, reductions, linalg, shapes)
+MODULES = (elementwise, reductions, linalg, shapes, numeric)
