@@ -127,7 +127,8 @@ def interp_slope(x, xp, fp):
     n = np.shape(xp)[0]
     i, t, width = _interp_segments(x, xp)
     rise = fp[np.minimum(i, n - 1)] - fp[np.minimum(i - 1, n - 1)]
-    slope = np.where(_interp_inside(x, xp) & (width != 0), rise / np.where(width == 0, 1, width), 0.0)
+    inside = _interp_inside(x, xp) & (width != 0)
+    slope = np.where(inside, rise / np.where(width == 0, 1, width), 0.0)
     return np.asarray(slope, dtype=np.float64)
 
 
@@ -139,7 +140,8 @@ def interp_vjp_fp_dx(g, dx, x, xp):
     dx = np.ravel(np.broadcast_to(dx, np.shape(x)))
     x = np.ravel(x)
     i, _, width = _interp_segments(x, xp)
-    dt = np.where(_interp_inside(x, xp) & (width != 0), g * dx / np.where(width == 0, 1, width), 0.0)
+    inside = _interp_inside(x, xp) & (width != 0)
+    dt = np.where(inside, g * dx / np.where(width == 0, 1, width), 0.0)
     out = np.zeros_like(xp, dtype=np.float64)
     np.add.at(out, np.minimum(i - 1, n - 1), -dt)
     np.add.at(out, np.minimum(i, n - 1), dt)
@@ -267,7 +269,8 @@ def _gradient_adjoint_last(g, h, edge_order):
     n = np.shape(g)[-1]
     (a, b, c), first, last = _gradient_stencils(h, n, edge_order)
     inner = g[..., 1:-1]
-    out = _gradient_pad_last(a * inner, 0, 2) + _gradient_pad_last(b * inner, 1, 1) + _gradient_pad_last(c * inner, 2, 0)
+    out = _gradient_pad_last(a * inner, 0, 2) + _gradient_pad_last(c * inner, 2, 0)
+    out = out + _gradient_pad_last(b * inner, 1, 1)
     k = len(first)
     head = np.stack([w * g[..., 0] for w in first], axis=-1)
     tail = np.stack([w * g[..., -1] for w in last], axis=-1)
