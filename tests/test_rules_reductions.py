@@ -124,6 +124,7 @@ SMOOTH = [
     # average without weights
     Row("np.average(x)", fn.average_all),
     Row("np.average(x, axis=-1, keepdims=True)", fn.average_axis_keepdims, shapes=shapes(1)),
+    Row("np.average(x, axis=0, returned=True)", fn.average_returned, shapes=shapes(1)),
     # nansum and nanmean (on values without NaN; NaNs below)
     Row("np.nansum(x)", fn.nansum_all),
     Row("np.nansum(x, axis=(0, -1), keepdims=True)", fn.nansum_tuple_keepdims, shapes=shapes(2)),
@@ -292,6 +293,11 @@ WEIGHTED = [
     (fn.average_weighted_axis, lambda s: (s, s)),
     (fn.average_weighted_tuple, lambda s: (s, (s[-1], s[0]))),  # weights in axis order
     (fn.average_weighted_keepdims, lambda s: (s, s[1:2])),
+    # returned=True: (average, sum of the weights)
+    (fn.average_returned_weighted, lambda s: (s, s[:1])),
+    (fn.average_returned_weighted, lambda s: (s, s)),
+    (fn.average_returned_tuple_keepdims, lambda s: (s, (s[-1], s[0]))),
+    (fn.average_returned_total, lambda s: (s, s)),
 ]
 
 
@@ -402,6 +408,11 @@ def test_nan_elements_get_zero_derivative():
 def test_ndarray_ptp_is_gone():
     """numpy 2 removed ``ndarray.ptp``, so srcgrad has no rule for it (np.ptp has one)."""
     assert not hasattr(np.ndarray, "ptp")
+
+
+def test_average_returned_must_be_a_literal():
+    with pytest.raises(srcgrad.errors.NoDerivativeError, match="returned given as a literal"):
+        srcgrad.grad(fn.average_returned_variable)(a(1, 2, 3), False)
 
 
 def test_spectral_and_nuclear_norms_are_not_differentiated():

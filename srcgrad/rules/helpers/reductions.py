@@ -6,7 +6,7 @@ arrays and Python values that works on numpy and cupy alike."""
 
 import numpy as np
 
-from ...runtime import _expand
+from ...runtime import _expand, unbroadcast_to
 
 
 def safe_divisor(a):
@@ -143,6 +143,22 @@ def average_vjp_weights(g, x, ans, axis, weights, keepdims=False):
     total = np.sum(w, axis=axis, keepdims=True)
     adjoint = _expand(g, x, axis, keepdims) * deviation / total
     return average_weights_adjoint(adjoint, weights, x, axis)
+
+
+def average_scale_jvp(dw, x, avg, axis, keepdims=False):
+    """Tangent of the sum of the weights that ``np.average(x, axis, weights,
+    returned=True)`` returns (broadcast to the average's shape), in the weights."""
+    total = np.sum(average_weights(dw, x, axis), axis=axis, keepdims=keepdims)
+    return np.broadcast_to(total, np.shape(avg))
+
+
+def average_scale_vjp(g, x, axis, weights, keepdims=False):
+    """Adjoint of the weights in the sum of the weights ``np.average(..., returned=True)``
+    returns: ``g`` summed to one value per reduction, spread back over the weights."""
+    w = average_weights(weights, x, axis)
+    g = unbroadcast_to(g, np.shape(np.sum(w, axis=axis, keepdims=keepdims)))
+    spread = np.broadcast_to(_expand(g, w, axis, keepdims), np.shape(w))
+    return average_weights_adjoint(spread, weights, x, axis)
 
 
 def _diagonal_of_zeros(values, x, offset, axis1, axis2):
