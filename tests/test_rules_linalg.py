@@ -81,6 +81,12 @@ def full_rank(data, dtype, square=False):
     return ((u * s) @ np.swapaxes(v, -1, -2)).astype(dtype)
 
 
+def _one_full_rank(data, dtype):
+    """``full_rank`` with one leading axis of 1: a stack of one matrix."""
+    a = full_rank(data, dtype)
+    return a.reshape((-1, *a.shape[-2:]))[:1]
+
+
 # -- rows: (name, function, argument drawer) ---------------------------------------------------
 def tall(data, dtype):
     """``[2 I; 0]`` plus a small generic (seeded) perturbation: each Householder step of
@@ -268,6 +274,12 @@ ROWS = [
     ("qr-r", fn.qr_r, _matrices(tall)),
     ("qr-both", fn.qr_both, _matrices(tall)),
     ("pinv", fn.pinv, _matrices(full_rank)),
+    # matrix norms of the singular values
+    ("norm-ord-2", fn.norm_spectral, _matrices(full_rank)),
+    ("norm-ord-2-transposed", fn.norm_spectral_transposed, _matrices(full_rank)),
+    ("norm-ord--2", fn.norm_smallest, _matrices(full_rank)),
+    ("norm-nuc", fn.norm_nuclear, _matrices(full_rank)),
+    ("norm-2-and-nuc-of-one-matrix", fn.norm_of_matrix, _matrices(_one_full_rank)),
     # diagonals and triangles
     ("np.diag-vector", fn.diag, _diagonal(1)),
     ("np.diag-matrix", fn.diag, _diagonal(2)),

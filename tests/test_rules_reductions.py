@@ -415,9 +415,16 @@ def test_average_returned_must_be_a_literal():
         srcgrad.grad(fn.average_returned_variable)(a(1, 2, 3), False)
 
 
-def test_spectral_and_nuclear_norms_are_not_differentiated():
-    with pytest.raises(NotImplementedError, match="ord=2"):
-        srcgrad.vjp(fn.norm_dynamic)(np.eye(2), 2, None, False, 1.0)
+@pytest.mark.parametrize(
+    "ord, at_eye", [(2, 0.5), (-2, 0.5), ("nuc", 1.0)], ids=["ord-2", "ord--2", "nuc"]
+)
+def test_singular_value_norms_share_ties_and_are_0_at_0(ord, at_eye):
+    """Tied extreme singular values share the derivative evenly (the minimum-norm
+    subgradient); singular values 0 take none, so the derivative at 0 is 0."""
+    for x, expected in ((np.eye(2), at_eye * np.eye(2)), (np.zeros((2, 3)), np.zeros((2, 3)))):
+        forward, reverse = derivatives(fn.norm_dynamic, (x, ord, None, False))
+        np.testing.assert_allclose(forward, expected, atol=1e-12)
+        np.testing.assert_allclose(reverse, expected, atol=1e-12)
 
 
 # -- a keyword the rule does not know is an error, never a silent zero ----------------------

@@ -28,10 +28,12 @@ obvious formula divides by zero):
 * ``np.std`` where the variance is 0: derivative 0, for the same reason
   (``std`` is a scaled 2-norm of ``x - mean``; JAX gives NaN).
 * ``np.nansum`` and ``np.nanmean``: NaN elements get derivative 0.
+* The matrix norms of the singular values (``ord`` 2, -2, ``'nuc'``) come from the
+  SVD: tied extreme singular values share the derivative evenly (the minimum-norm
+  subgradient), singular values 0 take none (derivative 0 at a zero matrix); their
+  second derivatives need distinct singular values, as ``svd``'s do.
 
-Not differentiated: the matrix norms that need singular values (``ord`` 2,
--2, ``'nuc'`` with a 2-D ``axis``) raise NotImplementedError when the
-derivative runs; ``ord``, ``ddof``, ``axis`` and the trace's ``offset`` are
+Not differentiated: ``ord``, ``ddof``, ``axis`` and the trace's ``offset`` are
 constants (no derivative flows to them); ``out=``, ``where=`` and
 ``initial=`` are not accepted; ``np.cumprod`` takes no ``dtype``. numpy 2
 removed ``ndarray.ptp``, so only ``np.ptp`` has a rule.
