@@ -195,6 +195,18 @@ def svd_values_of_triple(a):
     return s
 
 
+def svd_full_leading(a):
+    """``full_matrices=True`` (the default), using only what has a derivative."""
+    u, s, vt = np.linalg.svd(a)
+    k = min(a.shape[-2:])
+    return u[..., :, :k] ** 2 @ (s[..., None] * vt[..., :k, :] ** 2)
+
+
+def svd_thin_leading(a):
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return u**2 @ (s[..., None] * vt**2)
+
+
 def norm_spectral(a):
     return np.linalg.norm(a, 2, axis=(-2, -1))
 

@@ -99,6 +99,12 @@ def tall(data, dtype):
     return a.astype(dtype)
 
 
+def wide(data, dtype):
+    """``[2 I, 0]`` plus a small generic perturbation, with more columns than rows (``tall``
+    transposed, for the QR of its first square block)."""
+    return np.swapaxes(tall(data, dtype), -1, -2).copy()
+
+
 def _vdot(data, dtype):
     n, k = side(data), side(data)
     shape = data.draw(st.sampled_from([(n * k,), (n, k)]))
@@ -273,6 +279,9 @@ ROWS = [
     ("qr-q", fn.qr_q, _matrices(tall)),
     ("qr-r", fn.qr_r, _matrices(tall)),
     ("qr-both", fn.qr_both, _matrices(tall)),
+    ("qr-wide-q", fn.qr_q, _matrices(wide)),
+    ("qr-wide-r", fn.qr_r, _matrices(wide)),
+    ("qr-wide-both", fn.qr_both, _matrices(wide)),
     ("pinv", fn.pinv, _matrices(full_rank)),
     # matrix norms of the singular values
     ("norm-ord-2", fn.norm_spectral, _matrices(full_rank)),
@@ -357,6 +366,10 @@ def svd_full(a):
     return np.linalg.svd(a)[0]
 
 
+def svd_full_vh(a):
+    return np.linalg.svd(a)[2][-1]
+
+
 def qr_complete(a):
     return np.linalg.qr(a, mode="complete")[0]
 
@@ -369,15 +382,29 @@ def cholesky_upper(a):
     "func, shape, error, match",
     [
         (svd_full, (3, 2), NotImplementedError, "full_matrices=False"),
-        (fn.qr_q, (2, 3), NotImplementedError, "at least as many rows"),
+        (svd_full_vh, (2, 3), NotImplementedError, "full_matrices=False"),
         # (these two once gave a silent zero derivative: a call breaking a rule's fixed
         # argument had no differentiable arguments in analyze's Op.diff_args)
         (qr_complete, (3, 3), srcgrad.errors.NoDerivativeError, "mode='reduced'"),
         (cholesky_upper, (2, 2), srcgrad.errors.NoDerivativeError, "upper=False"),
     ],
-    ids=["svd-full-matrices", "qr-wide", "qr-complete", "cholesky-upper"],
+    ids=["svd-full-matrices", "svd-full-matrices-vh", "qr-complete", "cholesky-upper"],
 )
 def test_unsupported(func, shape, error, match):
     a = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape) + np.eye(*shape)
     with pytest.raises(error, match=match):
         srcgrad.vjp(func)(a, np.ones_like(func(a)))
+
+
+@pytest.mark.parametrize("shape", [(4, 2), (2, 3), (2, 4, 3)])
+def test_svd_full_matrices_where_the_extra_vectors_are_unused(shape):
+    """Reverse mode differentiates svd(a) (full_matrices=True) of a non-square matrix where
+    only ``s`` and the first k singular vectors are used, as full_matrices=False; forward
+    mode cannot tell what is used, and refuses it."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shape)
+    dout = rng.standard_normal(fn.svd_thin_leading(a).shape)
+    expected = srcgrad.vjp(fn.svd_thin_leading)(a, dout)
+    np.testing.assert_allclose(srcgrad.vjp(fn.svd_full_leading)(a, dout), expected)
+    with pytest.raises(NotImplementedError, match="full_matrices=False"):
+        srcgrad.jvp(fn.svd_full_leading)(a, np.ones_like(a))
