@@ -408,3 +408,30 @@ def test_svd_full_matrices_where_the_extra_vectors_are_unused(shape):
     np.testing.assert_allclose(srcgrad.vjp(fn.svd_full_leading)(a, dout), expected)
     with pytest.raises(NotImplementedError, match="full_matrices=False"):
         srcgrad.jvp(fn.svd_full_leading)(a, np.ones_like(a))
+
+
+def eig_values_real(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(w.real)
+
+
+def eigvals_abs(a):
+    return np.abs(np.linalg.eigvals(a))
+
+
+def eig_attribute_of_symmetric(a):
+    return np.real(np.linalg.eig(a @ a.T).eigenvalues)
+
+
+@pytest.mark.parametrize("func", [eig_values_real, eigvals_abs, eig_attribute_of_symmetric])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_eig_of_an_active_matrix_is_refused(func, mode):
+    """np.linalg.eig and eigvals return complex numbers, which srcgrad does not
+    differentiate yet: a clear error (pointing to eigh), never a number, even where the
+    eigenvalues happen to be real."""
+    a = np.array([[2.0, 1.0], [0.5, 3.0]])
+    with pytest.raises(srcgrad.errors.UnsupportedSyntaxError, match="complex.*eigh"):
+        if mode == "reverse":
+            srcgrad.vjp(func)(a, np.ones_like(np.real(func(a))))
+        else:
+            srcgrad.jvp(func)(a, np.ones_like(a))

@@ -206,6 +206,11 @@ def _complex_values(facts: Facts, assigns: list[ast.stmt], env: dict[str, Any]) 
                     if isinstance(callee, type)
                     else f"{name} may return complex numbers"
                 )
+                if name in ("eig", "eigvals") and module.startswith("numpy"):
+                    found[op.target] += (
+                        "; for a symmetric matrix, np.linalg.eigh gives real eigenvalues "
+                        "and vectors, which srcgrad differentiates"
+                    )
                 continue
             dtype = op.args.get("dtype") if op.ctx is not None else None
             if dtype is not None and op.problem and "complex" in op.problem:
