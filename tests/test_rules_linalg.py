@@ -435,3 +435,31 @@ def test_eig_of_an_active_matrix_is_refused(func, mode):
             srcgrad.vjp(func)(a, np.ones_like(np.real(func(a))))
         else:
             srcgrad.jvp(func)(a, np.ones_like(a))
+
+
+def fill_diagonal_in_place(x):
+    a = np.ones((3, 3))
+    np.fill_diagonal(a, x)
+    return a
+
+
+def diagonal_written(x):
+    a = np.ones((3, 3))
+    k = min(a.shape)
+    a[np.arange(k), np.arange(k)] = x
+    return a
+
+
+def diagonal_replaced(x):
+    a = np.ones((3, 3))
+    return a - np.diag(np.diag(a)) + np.diag(x)
+
+
+def test_fill_diagonal_is_refused_with_what_to_write_instead():
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(srcgrad.errors.UnsupportedSyntaxError, match=r"a\[np.arange\(k\)"):
+        srcgrad.jvp(fill_diagonal_in_place)(x, np.ones(3))
+    expected = fill_diagonal_in_place(x)
+    for func in (diagonal_written, diagonal_replaced):  # what the message says to write
+        np.testing.assert_allclose(func(x), expected)
+        check(func, (x,))
