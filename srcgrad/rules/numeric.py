@@ -18,8 +18,8 @@ Conventions:
   ``period=None``. Its derivative in ``x`` follows JAX: the slope of the segment ``x``
   lies in, the segment to the right at an inner knot, the last one at ``xp[-1]``, and 0
   outside ``[xp[0], xp[-1]]``. The result is float64, as numpy's is.
-- ``np.polyval(p, x)`` takes 1-d coefficients; its derivative in ``x`` is
-  ``np.polyval(np.polyder(p), x)``.
+- ``np.polyval(p, x)`` takes 1-d coefficients; its derivative in ``x`` is the
+  derivative polynomial at ``x`` (``polyder_coefficients``, which cupy runs too).
 - ``np.cross``: vectors of 3, and of 2 (numpy 2 deprecates them; one of 2 counts as a
   3-vector with a zero third entry), along any axes (``axisa``, ``axisb``, ``axisc``,
   ``axis``), stacks broadcast.
@@ -145,8 +145,8 @@ register(
     Rule(
         name="np.polyval",
         params=("p", "x"),
-        jvp={"p": linear, "x": "g * np.polyval(np.polyder(p), x)"},
-        vjp={"p": "polyval_vjp_p(g, p, x)", "x": "g * np.polyval(np.polyder(p), x)"},
+        jvp={"p": linear, "x": "g * np.polyval(polyder_coefficients(p), x)"},
+        vjp={"p": "polyval_vjp_p(g, p, x)", "x": "g * np.polyval(polyder_coefficients(p), x)"},
         rank=_rank_of("x"),
     ),
 )
@@ -275,6 +275,11 @@ helper("interp_vjp_fp_dx", ("d", "dx", "x", "xp"), ("d", "dx"))
 helper("interp_jvp_end", ("d", "x", "xp", "side"), ("d",))
 helper("interp_vjp_end", ("d", "x", "xp", "side"), ("d",))
 helper("polyder_adjoint", ("d", "p", "m"), ("d",))
+_rule(
+    "polyder_coefficients",
+    params=("p",),
+    jvp={"p": "polyder_coefficients(g)"},
+)
 # d/dx sum(d * x ** j) = sum(d * j * x ** (j - 1)): polyder's adjoint of the sums one power lower
 _rule(
     "polyval_vjp_p",

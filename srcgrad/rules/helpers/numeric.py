@@ -197,6 +197,12 @@ def polyval_vjp_p(g, p, x):
     return np.sum(g * powers, axis=0)
 
 
+def polyder_coefficients(p):
+    """The coefficients of the derivative of the polynomial ``p`` (``np.polyder(p)``, in
+    numpy's and cupy's code alike): ``p[:-1] * [n - 1, ..., 1]``."""
+    return p[:-1] * np.arange(np.shape(p)[0] - 1, 0, -1)
+
+
 def polyder_adjoint(g, p, m):
     """Adjoint of ``np.polyder(p, m)``: each derivative ``p[:-1] * arange(n - 1, 0, -1)``
     transposed, last first."""
