@@ -867,6 +867,7 @@ MULTI_UNSUPPORTED = {  # row name: why it cannot run on dask
     ),
     "linalg .diagonal()": "a dask array has no diagonal method (the primal fails on dask)",
     "np.row_stack": "dask.array has no row_stack (vstack's old name)",
+    "np.r_, np.c_": "dask.array has no r_ or c_ (the function itself fails on dask)",
     **dict.fromkeys(
         ["linalg qr-wide-q", "linalg qr-wide-r", "linalg qr-wide-both"],
         "dask.array.linalg.qr takes 2-d arrays with one row of chunks only, and has no mode",

@@ -325,6 +325,22 @@ def stack_case(name):
     return case
 
 
+def index_concatenator_case(data, dtype):
+    """``np.r_[...]`` and ``np.c_[...]`` of arrays, numbers and slices (srcgrad lowers them
+    to np.concatenate, with numpy's dtype)."""
+    n = data.draw(st.integers(1, 4))
+    func = data.draw(
+        st.sampled_from([fn.r_pieces, fn.r_linspace, fn.c_columns, fn.c_matrix_and_column])
+    )
+    if func is fn.c_matrix_and_column:
+        return func, (array(data, (3, n), dtype), array(data, (3,), dtype))
+    if func is fn.c_columns:
+        return func, (array(data, (n,), dtype), array(data, (n,), dtype))
+    x = array(data, data.draw(st.sampled_from([(n,), ()])), dtype)
+    y = array(data, (), dtype)
+    return func, (x, data.draw(st.sampled_from([y, dtype(y), float(y)])))
+
+
 def split_case(data, dtype):
     shape = data.draw(shapes(1))
     axis = axis_of(data, len(shape))
@@ -472,6 +488,7 @@ CASES = {
     "np.pad constant_values": pad_value_case,
     **{f"np.{name}": stack_case(name) for name in STACKS},
     "np.split": split_case,
+    "np.r_, np.c_": index_concatenator_case,
     "np.take": take_case,
     "np.take mode": take_mode_case,
     "np.take_along_axis": take_along_axis_case,
@@ -561,3 +578,20 @@ def test_pad_mode_without_rule():
 # -- known bugs elsewhere (xfail strict: remove the mark once fixed) ------------------------------
 def test_tangent_dtype_follows_promotion_by_inactive_scalar():
     check(fn.plus_float64_scalar, (np.ones(3, dtype=np.float32),))
+
+
+def r_directive(x):
+    return np.r_["0,2", x, x]
+
+
+def r_python_number(x):
+    return np.r_[x, 1.5]
+
+
+def test_r_keeps_numpys_dtype_and_refuses_directives():
+    x = np.ones(2, dtype=np.float32)
+    value, tangent = srcgrad.jvp(r_python_number)(x, x)  # a Python number stays weak
+    assert r_python_number(x).dtype == value.dtype == tangent.dtype == np.float32
+    np.testing.assert_allclose(srcgrad.vjp(r_python_number)(x, np.arange(3.0)), [0.0, 1.0])
+    with pytest.raises(srcgrad.errors.UnsupportedSyntaxError, match="directive string"):
+        srcgrad.grad(r_directive)(x)

@@ -437,5 +437,7 @@ def _dtype_of_active(facts: Facts, name: str) -> bool:
         return False
     source = facts.ops[defs[0][0]]
     return (source.key == ("attr", "dtype") or source.callee is np.result_type) and any(
-        isinstance(a, ast.Name) and a.id in facts.varied for a in source.args.values()
+        isinstance(n, ast.Name) and n.id in facts.varied  # (result_type's are one tuple)
+        for a in source.args.values()
+        for n in ast.walk(a)
     )
