@@ -301,7 +301,7 @@ def _check_modeled(norm: Normalized, facts: Facts, op: Op, mixed: set[str]) -> N
         problem = (
             "the index here depends on the arguments being differentiated; srcgrad "
             "differentiates indexing only with indices that do not (to build an array from "
-            "pieces, as np.r_[...] and np.c_[...] do, use np.concatenate or np.stack)"
+            "pieces, use np.concatenate, np.stack or np.r_[...])"
         )
     if problem is not None:
         raise norm.parsed.locator.error(
