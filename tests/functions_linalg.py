@@ -195,6 +195,38 @@ def svd_values_of_triple(a):
     return s
 
 
+def svd_full_leading(a):
+    """``full_matrices=True`` (the default), using only what has a derivative."""
+    u, s, vt = np.linalg.svd(a)
+    k = min(a.shape[-2:])
+    return u[..., :, :k] ** 2 @ (s[..., None] * vt[..., :k, :] ** 2)
+
+
+def svd_thin_leading(a):
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    return u**2 @ (s[..., None] * vt**2)
+
+
+def norm_spectral(a):
+    return np.linalg.norm(a, 2, axis=(-2, -1))
+
+
+def norm_spectral_transposed(a):
+    return np.linalg.norm(a, ord=2, axis=(-1, -2), keepdims=True)
+
+
+def norm_smallest(a):
+    return np.linalg.norm(a, -2, axis=(-2, -1))
+
+
+def norm_nuclear(a):
+    return np.linalg.norm(a, "nuc", axis=(-2, -1))
+
+
+def norm_of_matrix(a):
+    return np.linalg.norm(a[..., 0, :, :], 2) + np.linalg.norm(a[..., 0, :, :], "nuc")
+
+
 def qr_q(a):
     q, r = np.linalg.qr(a)
     return q

@@ -265,6 +265,30 @@ def average_dynamic(x, w, axis, keepdims):
     return np.average(x, axis=axis, weights=w, keepdims=keepdims)
 
 
+def average_returned(x):
+    avg, count = np.average(x, axis=0, returned=True)
+    return avg * count
+
+
+def average_returned_weighted(x, w):
+    avg, total = np.average(x, axis=0, weights=w, returned=True)
+    return avg * total**2
+
+
+def average_returned_tuple_keepdims(x, w):
+    result = np.average(x, axis=(-1, 0), weights=w, returned=True, keepdims=True)
+    return result[0] + np.sin(result[1]) * x
+
+
+def average_returned_total(x, w):
+    _, total = np.average(x, weights=w, returned=True)
+    return total * x
+
+
+def average_returned_variable(x, returned):
+    return np.average(x, returned=returned)
+
+
 # -- np.nansum / np.nanmean -----------------------------------------------------------------
 
 

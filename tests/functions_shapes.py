@@ -224,6 +224,26 @@ def vstack(x, y):
     return np.vstack((x, y))
 
 
+def r_pieces(x, y):
+    return np.r_[x, 2.0 * y, 0:3, 1.5]
+
+
+def r_linspace(x, y):
+    return np.r_[0:1:4j, x, y]
+
+
+def c_columns(x, y):
+    return np.c_[x, np.sin(y), x * y]
+
+
+def c_matrix_and_column(a, x):
+    return np.c_[a, x, 1:4]
+
+
+def row_stack(x, y):
+    return np.row_stack((x, y))
+
+
 def dstack(x, y):
     return np.dstack([x, y])
 

@@ -76,6 +76,7 @@ RULE_MODULES = [
     "test_rules_reductions",
     "test_rules_shapes",
     "test_rules_linalg",
+    "test_rules_numeric",
     "test_rules_scipy_special",
 ]
 

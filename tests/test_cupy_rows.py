@@ -124,6 +124,45 @@ CUPY_LACKS = {
         lambda: cp.linalg.eigh(cp.eye(2)).eigenvectors,
         "cupy.linalg.eigh returns a plain tuple: no .eigenvalues or .eigenvectors",
     ),
+    "np.row_stack": (
+        lambda: cp.row_stack((cp.ones(2), cp.ones(2))),
+        "cupy has no row_stack (numpy 2 deprecated this old name of vstack)",
+    ),
+    **dict.fromkeys(
+        [
+            "numeric np.trapezoid",
+            "numeric np.trapezoid-x",
+            "numeric np.trapezoid-x-axis0",
+            "numeric np.trapezoid-dx",
+            "numeric np.trapezoid-dynamic",
+            "numeric np.trapezoid-of-square",
+        ],
+        (lambda: cp.trapezoid(cp.ones(2)), "cupy has no trapezoid (numpy 2's name of trapz)"),
+    ),
+    **dict.fromkeys(
+        [
+            "numeric np.polyval-polyder",  # (the function itself calls np.polyder)
+            "numeric np.polyder",
+            "numeric np.polyder-twice",
+            "numeric np.polyder-dynamic",
+        ],
+        (lambda: cp.polyder(cp.ones(3)), "cupy has no polyder"),
+    ),
+    **dict.fromkeys(
+        ["numeric np.interp", "numeric np.interp-left-right", "numeric np.interp-of-sine"],
+        (
+            lambda: cp.interp(cp.ones(2), np.arange(2.0), cp.ones(2)),
+            "the rows' sample points are a numpy array (a module constant), which cupy does "
+            "not mix with cupy arrays",
+        ),
+    ),
+    **dict.fromkeys(
+        ["numeric np.cross", "numeric np.cross-dynamic"],
+        (
+            lambda: cp.cross(cp.ones(2), cp.ones(2)),
+            "cupy.cross takes no 2-vectors (numpy 2 deprecates them)",
+        ),
+    ),
 }
 
 #: rows whose arguments are never arrays: their calls run on numpy whatever the test does

@@ -582,6 +582,7 @@ def _multi_rows():
     import test_rules
     import test_rules_elementwise as te
     import test_rules_linalg as tl
+    import test_rules_numeric as tn
     import test_rules_reductions as trd
     import test_rules_shapes as ts
     from rule_checks import ANY, AWAY_FROM_0, POSITIVE, operand, shapes, values
@@ -807,6 +808,12 @@ def _multi_rows():
         (f"linalg {name}", lambda data, func=func, args=args: (func, args(data, F64)))
         for name, func, args in tl.ROWS
     ]
+
+    # test_rules_numeric
+    rows += [
+        (f"numeric {name}", lambda data, func=func, args=args: (func, args(data, F64)))
+        for name, func, args in tn.ROWS
+    ]
     return rows
 
 
@@ -859,6 +866,59 @@ MULTI_UNSUPPORTED = {  # row name: why it cannot run on dask
         "dask.array.linalg.qr takes 2-d arrays with one row of chunks only, and has no mode",
     ),
     "linalg .diagonal()": "a dask array has no diagonal method (the primal fails on dask)",
+    "np.row_stack": "dask.array has no row_stack (vstack's old name)",
+    "np.r_, np.c_": "dask.array has no r_ or c_ (the function itself fails on dask)",
+    **dict.fromkeys(
+        ["linalg qr-wide-q", "linalg qr-wide-r", "linalg qr-wide-both"],
+        "dask.array.linalg.qr takes 2-d arrays with one row of chunks only, and has no mode",
+    ),
+    **dict.fromkeys(
+        ["linalg norm-ord-2", "linalg norm-ord-2-transposed", "linalg norm-ord--2"],
+        "dask.array.linalg.norm takes ord 2 and -2 for 2-d arrays only, and the derivative's "
+        "dask.array.linalg.svd 2-d arrays chunked along one axis only",
+    ),
+    **{
+        f"numeric {name}": f"dask.array has no {name.split('-')[0]}"
+        for name in (
+            "np.convolve",
+            "np.convolve-same",
+            "np.convolve-valid",
+            "np.convolve-dynamic",
+            "np.convolve-self",
+            "np.trapezoid",
+            "np.trapezoid-x",
+            "np.trapezoid-x-axis0",
+            "np.trapezoid-dx",
+            "np.trapezoid-dynamic",
+            "np.trapezoid-of-square",
+            "np.interp",
+            "np.interp-left-right",
+            "np.interp-of-sine",
+            "np.polyval",
+            "np.polyval-polyder",
+            "np.polyder",
+            "np.polyder-twice",
+            "np.polyder-dynamic",
+            "np.cross",
+            "np.cross-axes",
+            "np.cross-axis",
+            "np.cross-dynamic",
+            "np.cross-self",
+        )
+    },
+    **dict.fromkeys(
+        [
+            "numeric np.gradient",
+            "numeric np.gradient-spacing",
+            "numeric np.gradient-axis",
+            "numeric np.gradient-coordinates",
+            "numeric np.gradient-all-axes",
+            "numeric np.gradient-unpacked",
+            "numeric np.gradient-dynamic",
+        ],
+        "dask.array.gradient needs chunks longer than edge_order + 1 along each axis it "
+        "differentiates (these rows' arrays come in chunks of 2: the primal fails on dask)",
+    ),
 }
 
 

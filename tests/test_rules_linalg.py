@@ -81,6 +81,12 @@ def full_rank(data, dtype, square=False):
     return ((u * s) @ np.swapaxes(v, -1, -2)).astype(dtype)
 
 
+def _one_full_rank(data, dtype):
+    """``full_rank`` with one leading axis of 1: a stack of one matrix."""
+    a = full_rank(data, dtype)
+    return a.reshape((-1, *a.shape[-2:]))[:1]
+
+
 # -- rows: (name, function, argument drawer) ---------------------------------------------------
 def tall(data, dtype):
     """``[2 I; 0]`` plus a small generic (seeded) perturbation: each Householder step of
@@ -91,6 +97,12 @@ def tall(data, dtype):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     a = 2 * np.eye(m, n) + rng.uniform(-1, 1, (*batch, m, n)) / m
     return a.astype(dtype)
+
+
+def wide(data, dtype):
+    """``[2 I, 0]`` plus a small generic perturbation, with more columns than rows (``tall``
+    transposed, for the QR of its first square block)."""
+    return np.swapaxes(tall(data, dtype), -1, -2).copy()
 
 
 def _vdot(data, dtype):
@@ -267,7 +279,16 @@ ROWS = [
     ("qr-q", fn.qr_q, _matrices(tall)),
     ("qr-r", fn.qr_r, _matrices(tall)),
     ("qr-both", fn.qr_both, _matrices(tall)),
+    ("qr-wide-q", fn.qr_q, _matrices(wide)),
+    ("qr-wide-r", fn.qr_r, _matrices(wide)),
+    ("qr-wide-both", fn.qr_both, _matrices(wide)),
     ("pinv", fn.pinv, _matrices(full_rank)),
+    # matrix norms of the singular values
+    ("norm-ord-2", fn.norm_spectral, _matrices(full_rank)),
+    ("norm-ord-2-transposed", fn.norm_spectral_transposed, _matrices(full_rank)),
+    ("norm-ord--2", fn.norm_smallest, _matrices(full_rank)),
+    ("norm-nuc", fn.norm_nuclear, _matrices(full_rank)),
+    ("norm-2-and-nuc-of-one-matrix", fn.norm_of_matrix, _matrices(_one_full_rank)),
     # diagonals and triangles
     ("np.diag-vector", fn.diag, _diagonal(1)),
     ("np.diag-matrix", fn.diag, _diagonal(2)),
@@ -345,6 +366,10 @@ def svd_full(a):
     return np.linalg.svd(a)[0]
 
 
+def svd_full_vh(a):
+    return np.linalg.svd(a)[2][-1]
+
+
 def qr_complete(a):
     return np.linalg.qr(a, mode="complete")[0]
 
@@ -357,15 +382,84 @@ def cholesky_upper(a):
     "func, shape, error, match",
     [
         (svd_full, (3, 2), NotImplementedError, "full_matrices=False"),
-        (fn.qr_q, (2, 3), NotImplementedError, "at least as many rows"),
+        (svd_full_vh, (2, 3), NotImplementedError, "full_matrices=False"),
         # (these two once gave a silent zero derivative: a call breaking a rule's fixed
         # argument had no differentiable arguments in analyze's Op.diff_args)
         (qr_complete, (3, 3), srcgrad.errors.NoDerivativeError, "mode='reduced'"),
         (cholesky_upper, (2, 2), srcgrad.errors.NoDerivativeError, "upper=False"),
     ],
-    ids=["svd-full-matrices", "qr-wide", "qr-complete", "cholesky-upper"],
+    ids=["svd-full-matrices", "svd-full-matrices-vh", "qr-complete", "cholesky-upper"],
 )
 def test_unsupported(func, shape, error, match):
     a = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape) + np.eye(*shape)
     with pytest.raises(error, match=match):
         srcgrad.vjp(func)(a, np.ones_like(func(a)))
+
+
+@pytest.mark.parametrize("shape", [(4, 2), (2, 3), (2, 4, 3)])
+def test_svd_full_matrices_where_the_extra_vectors_are_unused(shape):
+    """Reverse mode differentiates svd(a) (full_matrices=True) of a non-square matrix where
+    only ``s`` and the first k singular vectors are used, as full_matrices=False; forward
+    mode cannot tell what is used, and refuses it."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shape)
+    dout = rng.standard_normal(fn.svd_thin_leading(a).shape)
+    expected = srcgrad.vjp(fn.svd_thin_leading)(a, dout)
+    np.testing.assert_allclose(srcgrad.vjp(fn.svd_full_leading)(a, dout), expected)
+    with pytest.raises(NotImplementedError, match="full_matrices=False"):
+        srcgrad.jvp(fn.svd_full_leading)(a, np.ones_like(a))
+
+
+def eig_values_real(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(w.real)
+
+
+def eigvals_abs(a):
+    return np.abs(np.linalg.eigvals(a))
+
+
+def eig_attribute_of_symmetric(a):
+    return np.real(np.linalg.eig(a @ a.T).eigenvalues)
+
+
+@pytest.mark.parametrize("func", [eig_values_real, eigvals_abs, eig_attribute_of_symmetric])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_eig_of_an_active_matrix_is_refused(func, mode):
+    """np.linalg.eig and eigvals return complex numbers, which srcgrad does not
+    differentiate yet: a clear error (pointing to eigh), never a number, even where the
+    eigenvalues happen to be real."""
+    a = np.array([[2.0, 1.0], [0.5, 3.0]])
+    with pytest.raises(srcgrad.errors.UnsupportedSyntaxError, match="complex.*eigh"):
+        if mode == "reverse":
+            srcgrad.vjp(func)(a, np.ones_like(np.real(func(a))))
+        else:
+            srcgrad.jvp(func)(a, np.ones_like(a))
+
+
+def fill_diagonal_in_place(x):
+    a = np.ones((3, 3))
+    np.fill_diagonal(a, x)
+    return a
+
+
+def diagonal_written(x):
+    a = np.ones((3, 3))
+    k = min(a.shape)
+    a[np.arange(k), np.arange(k)] = x
+    return a
+
+
+def diagonal_replaced(x):
+    a = np.ones((3, 3))
+    return a - np.diag(np.diag(a)) + np.diag(x)
+
+
+def test_fill_diagonal_is_refused_with_what_to_write_instead():
+    x = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(srcgrad.errors.UnsupportedSyntaxError, match=r"a\[np.arange\(k\)"):
+        srcgrad.jvp(fill_diagonal_in_place)(x, np.ones(3))
+    expected = fill_diagonal_in_place(x)
+    for func in (diagonal_written, diagonal_replaced):  # what the message says to write
+        np.testing.assert_allclose(func(x), expected)
+        check(func, (x,))

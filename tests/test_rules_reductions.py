@@ -124,6 +124,7 @@ SMOOTH = [
     # average without weights
     Row("np.average(x)", fn.average_all),
     Row("np.average(x, axis=-1, keepdims=True)", fn.average_axis_keepdims, shapes=shapes(1)),
+    Row("np.average(x, axis=0, returned=True)", fn.average_returned, shapes=shapes(1)),
     # nansum and nanmean (on values without NaN; NaNs below)
     Row("np.nansum(x)", fn.nansum_all),
     Row("np.nansum(x, axis=(0, -1), keepdims=True)", fn.nansum_tuple_keepdims, shapes=shapes(2)),
@@ -292,6 +293,11 @@ WEIGHTED = [
     (fn.average_weighted_axis, lambda s: (s, s)),
     (fn.average_weighted_tuple, lambda s: (s, (s[-1], s[0]))),  # weights in axis order
     (fn.average_weighted_keepdims, lambda s: (s, s[1:2])),
+    # returned=True: (average, sum of the weights)
+    (fn.average_returned_weighted, lambda s: (s, s[:1])),
+    (fn.average_returned_weighted, lambda s: (s, s)),
+    (fn.average_returned_tuple_keepdims, lambda s: (s, (s[-1], s[0]))),
+    (fn.average_returned_total, lambda s: (s, s)),
 ]
 
 
@@ -404,9 +410,21 @@ def test_ndarray_ptp_is_gone():
     assert not hasattr(np.ndarray, "ptp")
 
 
-def test_spectral_and_nuclear_norms_are_not_differentiated():
-    with pytest.raises(NotImplementedError, match="ord=2"):
-        srcgrad.vjp(fn.norm_dynamic)(np.eye(2), 2, None, False, 1.0)
+def test_average_returned_must_be_a_literal():
+    with pytest.raises(srcgrad.errors.NoDerivativeError, match="returned given as a literal"):
+        srcgrad.grad(fn.average_returned_variable)(a(1, 2, 3), False)
+
+
+@pytest.mark.parametrize(
+    "ord, at_eye", [(2, 0.5), (-2, 0.5), ("nuc", 1.0)], ids=["ord-2", "ord--2", "nuc"]
+)
+def test_singular_value_norms_share_ties_and_are_0_at_0(ord, at_eye):
+    """Tied extreme singular values share the derivative evenly (the minimum-norm
+    subgradient); singular values 0 take none, so the derivative at 0 is 0."""
+    for x, expected in ((np.eye(2), at_eye * np.eye(2)), (np.zeros((2, 3)), np.zeros((2, 3)))):
+        forward, reverse = derivatives(fn.norm_dynamic, (x, ord, None, False))
+        np.testing.assert_allclose(forward, expected, atol=1e-12)
+        np.testing.assert_allclose(reverse, expected, atol=1e-12)
 
 
 # -- a keyword the rule does not know is an error, never a silent zero ----------------------

@@ -30,6 +30,7 @@ from rule_checks import DTYPES, NOT_PYTHON, Domain, Row, check, operand, shapes,
 import srcgrad
 from srcgrad import runtime
 
+pytestmark = pytest.mark.filterwarnings("ignore:`row_stack` alias is deprecated")
 RANK3 = shapes(3, 3, max_side=3)
 MATRIX = shapes(2, 2)
 AT_LEAST_1D = shapes(1)
@@ -302,11 +303,13 @@ STACKS = {
     "vstack": (fn.vstack, 0),
     "dstack": (fn.dstack, 2),
     "column_stack": (fn.column_stack, 1),
+    "row_stack": (fn.row_stack, 0),  # vstack's old name, deprecated in numpy 2.0
 }
 
 
 def stack_case(name):
     func, axis = STACKS[name]
+    name = "vstack" if name == "row_stack" else name
 
     def case(data, dtype):
         rank = data.draw(st.integers(0 if name != "column_stack" else 1, 3))
@@ -320,6 +323,22 @@ def stack_case(name):
         return func, (array(data, tuple(first), dtype), array(data, tuple(second), dtype))
 
     return case
+
+
+def index_concatenator_case(data, dtype):
+    """``np.r_[...]`` and ``np.c_[...]`` of arrays, numbers and slices (srcgrad lowers them
+    to np.concatenate, with numpy's dtype)."""
+    n = data.draw(st.integers(1, 4))
+    func = data.draw(
+        st.sampled_from([fn.r_pieces, fn.r_linspace, fn.c_columns, fn.c_matrix_and_column])
+    )
+    if func is fn.c_matrix_and_column:
+        return func, (array(data, (3, n), dtype), array(data, (3,), dtype))
+    if func is fn.c_columns:
+        return func, (array(data, (n,), dtype), array(data, (n,), dtype))
+    x = array(data, data.draw(st.sampled_from([(n,), ()])), dtype)
+    y = array(data, (), dtype)
+    return func, (x, data.draw(st.sampled_from([y, dtype(y), float(y)])))
 
 
 def split_case(data, dtype):
@@ -469,6 +488,7 @@ CASES = {
     "np.pad constant_values": pad_value_case,
     **{f"np.{name}": stack_case(name) for name in STACKS},
     "np.split": split_case,
+    "np.r_, np.c_": index_concatenator_case,
     "np.take": take_case,
     "np.take mode": take_mode_case,
     "np.take_along_axis": take_along_axis_case,
@@ -558,3 +578,20 @@ def test_pad_mode_without_rule():
 # -- known bugs elsewhere (xfail strict: remove the mark once fixed) ------------------------------
 def test_tangent_dtype_follows_promotion_by_inactive_scalar():
     check(fn.plus_float64_scalar, (np.ones(3, dtype=np.float32),))
+
+
+def r_directive(x):
+    return np.r_["0,2", x, x]
+
+
+def r_python_number(x):
+    return np.r_[x, 1.5]
+
+
+def test_r_keeps_numpys_dtype_and_refuses_directives():
+    x = np.ones(2, dtype=np.float32)
+    value, tangent = srcgrad.jvp(r_python_number)(x, x)  # a Python number stays weak
+    assert r_python_number(x).dtype == value.dtype == tangent.dtype == np.float32
+    np.testing.assert_allclose(srcgrad.vjp(r_python_number)(x, np.arange(3.0)), [0.0, 1.0])
+    with pytest.raises(srcgrad.errors.UnsupportedSyntaxError, match="directive string"):
+        srcgrad.grad(r_directive)(x)

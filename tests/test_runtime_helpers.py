@@ -40,8 +40,21 @@ def test_a_helper_reads_only_what_its_copy_has(name):
 
 
 def test_helpers_have_one_name_each():
-    names = [n for n, f in HELPER_FUNCTIONS.items()]
-    assert len(names) == len(set(names)) == len(HELPERS)
+    """Generated modules hold every helper by its bare name: two modules' helpers (private
+    ones too) of one name would replace each other (``_cut`` of the shape rules and of the
+    numeric ones once did)."""
+    from srcgrad import runtime
+    from srcgrad.rules import helpers
+
+    names = [
+        name
+        for module in (runtime, *helpers.MODULES)
+        for name, obj in vars(module).items()
+        if inspect.isfunction(obj) and obj.__module__ == module.__name__
+    ]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    assert not duplicates, f"helpers of one name in two modules: {duplicates}"
+    assert len(names) == len(HELPER_FUNCTIONS) == len(HELPERS)
 
 
 def test_a_module_calling_rule_helpers_runs_on_its_own(tmp_path):

@@ -115,6 +115,13 @@ class Rule:
     hints: dict[str, str] = field(default_factory=dict)
     #: the templates hold for complex operands too (see :mod:`.complex_numbers`)
     complex_ok: bool = False
+    #: parameters given by keyword only (``np.gradient(f, *varargs, axis=None)``): a
+    #: ``varargs`` rule collects the positionals after the others into its last parameter
+    kwonly: frozenset[str] = frozenset()
+    #: why srcgrad cannot differentiate this call (None where it can), from what the
+    #: Context knows statically (``np.gradient`` of an array of unknown rank, which may
+    #: return one array or a tuple): the call is refused where its result is active
+    refuse: Callable[[Context], str | None] | None = None
 
     @property
     def diff_params(self) -> tuple[str, ...]:
@@ -141,7 +148,7 @@ class BindError(Exception):
 def bind(rule: Rule, args: list[ast.expr], keywords: list[ast.keyword]) -> tuple[dict, set]:
     """Match positional and keyword arguments to ``rule.params``."""
     bound: dict[str, ast.expr] = {}
-    params = list(rule.params)
+    params = [p for p in rule.params if p not in rule.kwonly]
     if rule.varargs:
         fixed, rest = params[:-1], params[-1]
         head, tail = args[: len(fixed)], args[len(fixed) :]
@@ -157,6 +164,7 @@ def bind(rule: Rule, args: list[ast.expr], keywords: list[ast.keyword]) -> tuple
         if len(args) > len(params):
             raise BindError(f"{rule.name} takes at most {len(params)} positional arguments")
         bound.update(zip(params, args))
+    params = list(rule.params)
     for kw in keywords:
         if kw.arg not in params:
             raise BindError(f"srcgrad's rule for {rule.name} has no keyword {kw.arg!r}")
@@ -249,6 +257,7 @@ from . import (  # noqa: E402,F401
     indexing,
     linalg,
     methods,
+    numeric,
     operators,
     reductions,
     runtime_rules,

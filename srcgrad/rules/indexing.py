@@ -115,8 +115,8 @@ register(
     np.concatenate,
     Rule(
         name="np.concatenate",
-        params=("arrays", "axis", "out"),
-        defaults={"axis": 0, "out": None},
+        params=("arrays", "axis", "out", "dtype"),
+        defaults={"axis": 0, "out": None, "dtype": None},
         fixed={"out": None},
         jvp={"arrays": linear},
         vjp={"arrays": "split_like(g, arrays, axis)"},

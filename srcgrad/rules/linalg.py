@@ -28,11 +28,14 @@ Conventions (as in JAX):
   Eigenvalues and singular values alone (``w``; ``svd(compute_uv=False)``)
   are fine. Eigenvectors are taken as numpy returns them (their sign is
   arbitrary): differentiate quantities that do not depend on the sign.
-- ``svd`` needs ``full_matrices=False`` for a non-square matrix (square ones
-  are the same either way), and a literal ``compute_uv``; singular values must
-  be nonzero for the singular vectors' derivative.
-- ``qr`` (mode ``'reduced'``) needs at least as many rows as columns and a
-  nonsingular ``r``; ``pinv``'s derivative holds where the rank is constant
+- ``svd`` of a non-square m x n matrix with ``full_matrices=True`` (numpy's default)
+  gives ``|m - n|`` extra singular vectors, any orthonormal basis of the rest of the
+  space, with no derivative: reverse mode differentiates it where they are not used
+  (``s``, ``u[:, :k]``), and refuses it, naming ``full_matrices=False``, where they are;
+  forward mode cannot tell, and always refuses it. A literal ``compute_uv``; singular
+  values must be nonzero for the singular vectors' derivative.
+- ``qr`` (mode ``'reduced'``) needs a nonsingular ``r`` (with more columns than rows,
+  its first square block); ``pinv``'s derivative holds where the rank is constant
   (Golub and Pereyra); ``inv``, ``solve`` and ``slogdet`` need a nonsingular
   matrix (no special case at singular ones); only ``slogdet``'s logdet is
   differentiated (the sign is piecewise constant). ``det``'s derivative is the

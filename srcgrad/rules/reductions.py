@@ -28,10 +28,12 @@ obvious formula divides by zero):
 * ``np.std`` where the variance is 0: derivative 0, for the same reason
   (``std`` is a scaled 2-norm of ``x - mean``; JAX gives NaN).
 * ``np.nansum`` and ``np.nanmean``: NaN elements get derivative 0.
+* The matrix norms of the singular values (``ord`` 2, -2, ``'nuc'``) come from the
+  SVD: tied extreme singular values share the derivative evenly (the minimum-norm
+  subgradient), singular values 0 take none (derivative 0 at a zero matrix); their
+  second derivatives need distinct singular values, as ``svd``'s do.
 
-Not differentiated: the matrix norms that need singular values (``ord`` 2,
--2, ``'nuc'`` with a 2-D ``axis``) raise NotImplementedError when the
-derivative runs; ``ord``, ``ddof``, ``axis`` and the trace's ``offset`` are
+Not differentiated: ``ord``, ``ddof``, ``axis`` and the trace's ``offset`` are
 constants (no derivative flows to them); ``out=``, ``where=`` and
 ``initial=`` are not accepted; ``np.cumprod`` takes no ``dtype``. numpy 2
 removed ``ndarray.ptp``, so only ``np.ptp`` has a rule.
@@ -45,6 +47,7 @@ import numpy as np
 
 from . import Context, NotStatic, Rule, linear, register
 from .methods import _REDUCTION, _reduced_rank, _spread
+from .runtime_rules import helper
 
 
 # -- template pieces -------------------------------------------------------------------
@@ -234,10 +237,50 @@ def _unweighted(ctx: Context) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def _returned(ctx: Context) -> bool:
+    """Whether ``np.average`` returns ``(average, sum of weights)``: ``returned=True``."""
+    return ctx.is_static("returned") and bool(ctx.static("returned"))
+
+
+def _average_refuse(ctx: Context) -> str | None:
+    if not ctx.is_static("returned"):
+        return (
+            "srcgrad differentiates np.average with returned given as a literal (True or "
+            "False), which says whether it returns one array or a pair"
+        )
+    return None
+
+
+def _average_jvp_x(ctx: Context):
+    if not _returned(ctx):
+        return linear(ctx)
+    # the sum of the weights does not depend on x
+    return "(np.average(g, axis, weights, keepdims=keepdims), np.zeros_like(ans[1]))"
+
+
+def _average_jvp_weights(ctx: Context) -> str:
+    if not _returned(ctx):
+        return "average_jvp_weights(g, x, ans, axis, weights, keepdims)"
+    return (
+        "(average_jvp_weights(g, x, ans[0], axis, weights, keepdims), "
+        "average_scale_jvp(g, x, ans[0], axis, keepdims))"
+    )
+
+
 def _average_vjp_x(ctx: Context) -> str:
+    g = "g[0]" if _returned(ctx) else "g"
     if _unweighted(ctx):  # (`or 1`: see np.mean's rule)
-        return _spread(ctx, f"g / ({_count(ctx)} or 1)")
-    return "average_vjp_x(g, x, axis, weights, keepdims)"
+        return _spread(ctx, f"{g} / ({_count(ctx)} or 1)")
+    return f"average_vjp_x({g}, x, axis, weights, keepdims)"
+
+
+def _average_vjp_weights(ctx: Context) -> str:
+    if not _returned(ctx):
+        return "average_vjp_weights(g, x, ans, axis, weights, keepdims)"
+    return (
+        "average_vjp_weights(g[0], x, ans[0], axis, weights, keepdims) "
+        "+ average_scale_vjp(g[1], x, axis, weights, keepdims)"
+    )
 
 
 register(
@@ -246,17 +289,22 @@ register(
         name="np.average",
         params=("x", "axis", "weights", "returned", "keepdims"),
         defaults={"axis": None, "weights": None, "returned": False, "keepdims": False},
-        fixed={"returned": False},
-        jvp={
-            "x": linear,
-            "weights": "average_jvp_weights(g, x, ans, axis, weights, keepdims)",
-        },
-        vjp={
-            "x": _average_vjp_x,
-            "weights": "average_vjp_weights(g, x, ans, axis, weights, keepdims)",
-        },
-        rank=_reduced_rank,
+        jvp={"x": _average_jvp_x, "weights": _average_jvp_weights},
+        vjp={"x": _average_vjp_x, "weights": _average_vjp_weights},
+        rank=lambda c: None if _returned(c) else _reduced_rank(c),
+        tuple_result=_returned,
+        refuse=_average_refuse,
     ),
+)
+# (rules of the helpers, for derivatives of higher order: the sum of the weights is linear)
+helper(
+    "average_scale_jvp", ("d", "x", "avg", "axis", "keepdims"), ("d",), defaults={"keepdims": False}
+)
+helper(
+    "average_scale_vjp",
+    ("d", "x", "axis", "weights", "keepdims"),
+    ("d",),
+    defaults={"keepdims": False},
 )
 
 # -- np.nansum and np.nanmean: NaNs get derivative 0 ----------------------------------------

@@ -291,6 +291,8 @@ register(
 # -- assembling arrays from lists -----------------------------------------------------------
 for _f in ("hstack", "vstack", "dstack", "column_stack"):
     _linear(getattr(np, _f), f"np.{_f}", ("arrays",), f"{_f}_adjoint(g, arrays)", lambda c: None)
+if hasattr(np, "row_stack"):  # vstack's old name (deprecated in numpy 2.0)
+    _linear(np.row_stack, "np.row_stack", ("arrays",), "vstack_adjoint(g, arrays)", lambda c: None)
 register(
     np.asarray,
     Rule(

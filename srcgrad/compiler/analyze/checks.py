@@ -227,7 +227,7 @@ def _check_modeled(norm: Normalized, facts: Facts, op: Op, mixed: set[str]) -> N
         problem = (
             "the index here depends on the arguments being differentiated; srcgrad "
             "differentiates indexing only with indices that do not (to build an array from "
-            "pieces, as np.r_[...] and np.c_[...] do, use np.concatenate or np.stack)"
+            "pieces, use np.concatenate, np.stack or np.r_[...])"
         )
     if problem is not None:
         raise norm.parsed.locator.error(
@@ -428,5 +428,7 @@ def _dtype_of_active(facts: Facts, name: str) -> bool:
         return False
     source = facts.ops[defs[0][0]]
     return (source.key == ("attr", "dtype") or source.callee is np.result_type) and any(
-        isinstance(a, ast.Name) and a.id in facts.varied for a in source.args.values()
+        isinstance(n, ast.Name) and n.id in facts.varied  # (result_type's are one tuple)
+        for a in source.args.values()
+        for n in ast.walk(a)
     )

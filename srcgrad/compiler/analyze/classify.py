@@ -102,12 +102,15 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
         rule=rule, node=rhs, args=bound, supplied=supplied, ranks=ranks, index=index, rule_key=key
     )
     problem = dtype_name = None
+    if rule.refuse is not None:
+        problem = rule.refuse(ctx)
     if "dtype" in bound and not rule.nondiff and rule.primitive is None:  # a cast
         dtype = bound["dtype"]
         if isinstance(dtype, ast.Name) and dtype.id not in env:
             dtype_name = dtype.id  # found after activity (see _dtype_of_active)
         else:
-            rule, problem = _cast(rule, dtype, env)
+            rule, cast_problem = _cast(rule, dtype, env)
+            problem = problem or cast_problem
             ctx.rule = rule
     return Op(
         stmt,

@@ -126,6 +126,11 @@ def _made_complex(op: Op) -> str | None:
     ):
         if isinstance(callee, type):
             return f"it is made by {name}"
+        if name in ("eig", "eigvals") and module.startswith("numpy"):
+            return (
+                f"{name} may return complex numbers; for a symmetric matrix, np.linalg.eigh "
+                "gives real eigenvalues and vectors, which srcgrad differentiates"
+            )
         return f"{name} may return complex numbers"
     dtype = op.args.get("dtype") if op.ctx is not None else None
     if dtype is not None and op.problem and "complex" in op.problem:

@@ -33,7 +33,9 @@ augmented assignment is spelled out; tuple targets are unpacked one by one;
 :mod:`.exits`); ``and``/``or``, conditional expressions and chained
 comparisons become ``if``; every ``for`` runs over a range (``for row in X``
 is ``for i in range(len(X)): row = X[i]``; over a dict, over its keys: see
-``_Iteration.items``). A variable assigned twice outside
+``_Iteration.items``); ``np.r_[a, 0:3]`` and ``np.c_[...]`` become the
+``np.concatenate`` they compute (:meth:`~.expressions._Expressions.concatenation`).
+A variable assigned twice outside
 any ``if`` or loop gets a new version (``x``, ``x_1``); one assigned inside
 keeps its name, and the reverse transform records what its reassignment
 destroys::

@@ -253,6 +253,17 @@ class _Statements(_Iteration):
             if isinstance(checked, ast.Name):
                 self.pending_check = (checked.id, str(call.args[1].value))
             return
+        if isinstance(call, ast.Call) and self._calls(call, "fill_diagonal"):
+            target = ast.unparse(call.args[0]) if call.args else "a"
+            raise self.fail(
+                stmt,
+                f"`{ast.unparse(call)}` writes into `{target}` in place, which srcgrad cannot "
+                f"follow. Write the diagonal with item assignment into an array the function "
+                f"made: `k = min({target}.shape)`, then `{target}[np.arange(k), np.arange(k)] "
+                f"= v` (after `{target} = {target}.copy()` if it is not yours), or build a new "
+                f"array: `{target} = {target} - np.diag(np.diag({target})) + np.diag(v)` for "
+                "a square matrix.",
+            )
         if isinstance(call, ast.Call):  # (np.fill_diagonal(D, 1.0), y.sort(): None)
             raise self.fail(
                 stmt,
@@ -268,6 +279,19 @@ class _Statements(_Iteration):
             "value in place, which srcgrad cannot follow yet; assign its result to a "
             "variable or remove it.",
         )
+
+    def _calls(self, call: ast.Call, name: str) -> bool:
+        """Whether ``call`` calls numpy's function ``name`` (by a global name)."""
+        if not self.is_static(call.func):
+            return False
+        node, path = call.func, []
+        while isinstance(node, ast.Attribute):
+            path.append(node.attr)
+            node = node.value
+        value = self.env.get(node.id)
+        for attr in reversed(path):
+            value = getattr(value, attr, None)
+        return value is getattr(sys.modules["numpy"], name, object())
 
     def nested(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         """Normalize ``stmts`` into a new block (an if's branch, a loop's body)."""

@@ -241,8 +241,11 @@ def _tangent(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
             zero = _zero(name(op.target), facts, builder)
         return assign(builder.tangent(op.target), zero)
     expr = terms[0]
+    # tuple tangents (np.average(..., returned=True) in x and in the weights) add element
+    # by element, not by ``+``, which would join them
+    combine = op.rule.combine or ("add_seq" if makes_sequence(op) else None)
     for term in terms[1:]:
-        expr = builder.call(op.rule.combine, expr, term) if op.rule.combine else add(expr, term)
+        expr = builder.call(combine, expr, term) if combine else add(expr, term)
     if op.rule.elementwise and builder.key(expr) != facts.op_shapes[id(stmt)].key:
         read = {
             builder.primal_of.get(n.id, n.id) for n in ast.walk(expr) if isinstance(n, ast.Name)

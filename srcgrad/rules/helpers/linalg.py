@@ -252,13 +252,22 @@ def eigh_vjp(g, ans):
     return sym_part(v @ inner @ mT(v))
 
 
+def _svd_full_matrices(m, n):
+    return NotImplementedError(
+        f"the last {abs(m - n)} {'columns of u' if m > n else 'rows of vh'} that "
+        f"np.linalg.svd(a, full_matrices=True) gives for an {m}x{n} matrix are any "
+        "orthonormal basis of the rest of the space: they have no derivative. Pass "
+        "full_matrices=False, which gives the same singular values and the first "
+        f"{min(m, n)} singular vectors ({'u[:, :k]' if m > n else 'vh[:k]'}), and use those"
+    )
+
+
 def _svd_shape(a, full_matrices):
+    """The shape of each matrix; an error for full_matrices=True with m != n (forward mode
+    cannot tell whether the extra singular vectors, which have no derivative, are used)."""
     m, n = np.shape(a)[-2:]
     if full_matrices and m != n:
-        raise NotImplementedError(
-            "srcgrad differentiates np.linalg.svd of a non-square matrix only with "
-            "full_matrices=False (or compute_uv=False)"
-        )
+        raise _svd_full_matrices(m, n)
     return m, n
 
 
@@ -292,9 +301,14 @@ def svd_vjp(g, a, ans, full_matrices=True, compute_uv=True):
     if not compute_uv:
         u, s, vh = np.linalg.svd(a, full_matrices=False)
         return (u * g[..., None, :]) @ vh
-    m, n = _svd_shape(a, full_matrices)
+    m, n = np.shape(a)[-2:]
     u, s, vh = ans
     gu, gs, gvh = g
+    if full_matrices and m != n:  # fine where the extra singular vectors are not used
+        k = min(m, n)
+        if np.any(gu[..., :, k:]) or np.any(gvh[..., k:, :]):
+            raise _svd_full_matrices(m, n)
+        u, vh, gu, gvh = u[..., :, :k], vh[..., :k, :], gu[..., :, :k], gvh[..., :k, :]
     if not (np.any(gu) or np.any(gvh)):  # singular values alone: fine where repeated
         return (u * gs[..., None, :]) @ vh
     v, gv = mT(vh), mT(gvh)
@@ -315,25 +329,14 @@ def svd_vjp(g, a, ans, full_matrices=True, compute_uv=True):
     return out
 
 
-def _qr_shape(a):
-    m, n = np.shape(a)[-2:]
-    if m < n:
-        raise NotImplementedError(
-            "srcgrad differentiates np.linalg.qr(a) only for a with at least as many rows "
-            "as columns"
-        )
-    return m, n
-
-
 def _times_inverse(x, r):
     """``x @ inv(r)``, by a solve: ``(r⁻ᵀ xᵀ)ᵀ``."""
     return mT(np.linalg.solve(mT(r), mT(x)))
 
 
-def qr_jvp(g, a, ans):
-    """Tangent of ``q, r = np.linalg.qr(a)`` (reduced, rows >= columns; JAX's rule)."""
-    m, n = _qr_shape(a)
-    q, r = ans
+def _qr_square_jvp(g, q, r):
+    """Tangent of ``q, r = qr(x)`` for ``x`` with at least as many rows as columns (``r``
+    square; JAX's rule)."""
     da_rinv = _times_inverse(g, r)
     qt_da_rinv = mT(q) @ da_rinv
     lower = np.tril(qt_da_rinv, -1)
@@ -341,16 +344,40 @@ def qr_jvp(g, a, ans):
     return q @ (skew - qt_da_rinv) + da_rinv, (qt_da_rinv - skew) @ r
 
 
-def qr_vjp(g, a, ans):
-    """Adjoint of ``a`` in ``q, r = np.linalg.qr(a)``: ``(gq + q copyltu(M)) r⁻ᵀ`` with
-    ``M = r grᵀ - gqᵀ q`` and copyltu the symmetric matrix of M's lower triangle."""
-    m, n = _qr_shape(a)
-    q, r = ans
-    gq, gr = g
+def _qr_square_vjp(gq, gr, q, r):
+    """Adjoint of ``x`` in ``q, r = qr(x)`` (``r`` square): ``(gq + q copyltu(M)) r⁻ᵀ``
+    with ``M = r grᵀ - gqᵀ q`` and copyltu the symmetric matrix of M's lower triangle."""
     m = r @ mT(gr) - mT(gq) @ q
     lower = np.tril(m, -1)
     copyltu = lower + mT(lower) + np.tril(np.triu(m))
     return _times_inverse(gq + q @ copyltu, mT(r))
+
+
+def qr_jvp(g, a, ans):
+    """Tangent of ``q, r = np.linalg.qr(a)`` (reduced). With more columns than rows, ``a =
+    [x, y]`` with ``x`` square: ``q, r[:, :m]`` are the QR of ``x``, and ``r[:, m:] = qᵀ y``
+    (Roberts and Roberts, "QR and LQ decomposition matrix backpropagation algorithms for
+    square, wide, and deep matrices", 2020)."""
+    m, n = np.shape(a)[-2:]
+    q, r = ans
+    if m >= n:
+        return _qr_square_jvp(g, q, r)
+    dq, dr_x = _qr_square_jvp(g[..., :, :m], q, r[..., :, :m])
+    dr_y = mT(dq) @ a[..., :, m:] + mT(q) @ g[..., :, m:]
+    return dq, np.concatenate([dr_x, dr_y], axis=-1)
+
+
+def qr_vjp(g, a, ans):
+    """Adjoint of ``a`` in ``q, r = np.linalg.qr(a)`` (reduced; see ``qr_jvp`` for more
+    columns than rows: ``r[:, m:] = qᵀ y`` adds ``y gr[:, m:]ᵀ`` to q's adjoint)."""
+    m, n = np.shape(a)[-2:]
+    q, r = ans
+    gq, gr = g
+    if m >= n:
+        return _qr_square_vjp(gq, gr, q, r)
+    y, gr_y = a[..., :, m:], gr[..., :, m:]
+    gx = _qr_square_vjp(gq + y @ mT(gr_y), gr[..., :, :m], q, r[..., :, :m])
+    return np.concatenate([gx, q @ gr_y], axis=-1)
 
 
 def pinv_jvp(g, a, ans):

@@ -6,7 +6,7 @@ arrays and Python values that works on numpy and cupy alike."""
 
 import numpy as np
 
-from ...runtime import _expand
+from ...runtime import _expand, unbroadcast_to
 
 
 def safe_divisor(a):
@@ -145,6 +145,22 @@ def average_vjp_weights(g, x, ans, axis, weights, keepdims=False):
     return average_weights_adjoint(adjoint, weights, x, axis)
 
 
+def average_scale_jvp(dw, x, avg, axis, keepdims=False):
+    """Tangent of the sum of the weights that ``np.average(x, axis, weights,
+    returned=True)`` returns (broadcast to the average's shape), in the weights."""
+    total = np.sum(average_weights(dw, x, axis), axis=axis, keepdims=keepdims)
+    return np.broadcast_to(total, np.shape(avg))
+
+
+def average_scale_vjp(g, x, axis, weights, keepdims=False):
+    """Adjoint of the weights in the sum of the weights ``np.average(..., returned=True)``
+    returns: ``g`` summed to one value per reduction, spread back over the weights."""
+    w = average_weights(weights, x, axis)
+    g = unbroadcast_to(g, np.shape(np.sum(w, axis=axis, keepdims=keepdims)))
+    spread = np.broadcast_to(_expand(g, w, axis, keepdims), np.shape(w))
+    return average_weights_adjoint(spread, weights, x, axis)
+
+
 def _diagonal_of_zeros(values, x, offset, axis1, axis2):
     """Zeros shaped like ``x`` with ``values`` on the diagonal ``offset`` of the axes
     ``axis1``, ``axis2``; written through one flat index, not through a view (dask.array
@@ -176,16 +192,36 @@ def _norm_kind(nd, ord, axis):
         return "two"
     if matrix and ord in (1, -1, np.inf, -np.inf):
         return "sums"
+    if matrix and ord in (2, -2, "nuc"):
+        return "singular"
     if matrix:
         raise NotImplementedError(
             f"srcgrad differentiates np.linalg.norm of matrices for ord None, 'fro', 1, -1, "
-            f"inf and -inf, not ord={ord!r}"
+            f"inf, -inf, 2, -2 and 'nuc', not ord={ord!r}"
         )
     if ord == 0:
         return "zero"
     if ord == 1:
         return "one"
     return "max" if ord in (np.inf, -np.inf) else "power"
+
+
+def _singular_norm_grad(x, ord, axis):
+    """The derivative of the matrix norms of the singular values (ord 2: the largest, -2:
+    the smallest, 'nuc': their sum): ``u diag(w) vh`` from the thin SVD, ``w`` 1 on the
+    singular values the norm takes. Tied extreme singular values share it evenly (the
+    minimum-norm subgradient, which does not depend on the singular vectors numpy picks),
+    and singular values 0 take none (so the derivative at a zero matrix is 0)."""
+    rows, cols = (0, 1) if axis is None else _axes_of(x, axis)
+    moved = np.moveaxis(x, (rows, cols), (-2, -1))
+    u, s, vh = np.linalg.svd(moved, full_matrices=False)
+    if ord == "nuc":
+        w = (s > 0).astype(s.dtype)
+    else:
+        end = s[..., :1] if ord == 2 else s[..., -1:]
+        hit = (s == end) & (end > 0)
+        w = hit / safe_divisor(np.sum(hit, axis=-1, keepdims=True, dtype=s.dtype))
+    return np.moveaxis((u * w[..., None, :]) @ vh, (-2, -1), (rows, cols))
 
 
 def norm_grad(x, ans, ord=None, axis=None, keepdims=False):
@@ -204,6 +240,8 @@ def norm_grad(x, ans, ord=None, axis=None, keepdims=False):
         sums = np.sum(np.abs(x), axis=across, keepdims=True)
         hit = sums == norm
         return np.sign(x) * hit / np.sum(hit, axis=along, keepdims=True, dtype=np.result_type(x))
+    if kind == "singular":
+        return _singular_norm_grad(x, ord, axis)
     if kind == "zero":
         return np.zeros_like(x)
     if kind == "one":

@@ -1,0 +1,317 @@
+"""The rules of ``srcgrad/rules/numeric.py``, tested: ``np.convolve``, ``np.trapezoid``,
+``np.interp``, ``np.polyval``, ``np.polyder``, ``np.cross`` and ``np.gradient``.
+
+Each row names the primitive, a small function using it (``functions_numeric.py``) and
+how to draw its arguments (sizes, modes, axes, spacings drawn too); :func:`check` runs
+forward mode, reverse mode and finite differences (to second order in float64) for each
+differentiable argument alone and all together, and checks dtypes and that no input
+changes. Query points of ``np.interp`` are drawn at least 0.15 away from the sample
+points, where the interpolant has a kink.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import functions_numeric as fn
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from rule_checks import DTYPES, Domain, check, derivatives, operand, values
+
+import srcgrad
+
+UNIT = Domain(-1.0, 1.0)
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Arrays of 2-dimensional vectors are deprecated:DeprecationWarning"
+)
+
+
+# -- drawing arguments ----------------------------------------------------------------------
+def side(data, low=1, high=5) -> int:
+    return data.draw(st.integers(low, high))
+
+
+def draw(data, shape, dtype, domain=UNIT, scalars=False):
+    return operand(data, tuple(shape), domain, dtype, scalars=scalars)
+
+
+def _convolve(data, dtype):
+    return draw(data, (side(data),), dtype), draw(data, (side(data),), dtype)
+
+
+def _convolve_dynamic(data, dtype):
+    a, v = _convolve(data, dtype)
+    return a, v, data.draw(st.sampled_from(["full", "same", "valid"]))
+
+
+def _increasing(data, shape, dtype, axis=-1):
+    """Sample points increasing along ``axis``, at least 0.25 apart."""
+    steps = data.draw(values(tuple(shape), Domain(0.25, 1.0), np.float64))
+    return np.cumsum(steps, axis=axis).astype(dtype)
+
+
+def _trapezoid(data, dtype):
+    return (draw(data, [side(data) for _ in range(data.draw(st.integers(1, 3)))], dtype),)
+
+
+def _trapezoid_x(data, dtype):
+    shape = [side(data) for _ in range(data.draw(st.integers(1, 3)))]
+    x_shape = data.draw(st.sampled_from([shape[-1:], shape]))
+    return draw(data, shape, dtype), _increasing(data, x_shape, dtype)
+
+
+def _trapezoid_x_axis0(data, dtype):
+    shape = [side(data) for _ in range(data.draw(st.integers(1, 3)))]
+    return draw(data, shape, dtype), _increasing(data, shape[:1], dtype)
+
+
+def _trapezoid_dx(data, dtype):
+    y = draw(data, [side(data) for _ in range(data.draw(st.integers(1, 3)))], dtype)
+    return y, draw(data, (), dtype, Domain(0.125, 2.0), scalars=True)
+
+
+def _trapezoid_dynamic(data, dtype):
+    rank = data.draw(st.integers(1, 3))
+    shape = [side(data) for _ in range(rank)]
+    axis = data.draw(st.integers(-rank, rank - 1))
+    y = draw(data, shape, dtype)
+    kind = data.draw(st.sampled_from(["x 1-d", "x like y", "dx"]))
+    if kind == "dx":
+        return y, None, draw(data, (), dtype, Domain(0.125, 2.0), scalars=True), axis
+    x_shape = [shape[axis]] if kind == "x 1-d" else shape
+    return y, _increasing(data, x_shape, dtype, axis=0 if kind == "x 1-d" else axis), 1.0, axis
+
+
+def _trapezoid_of_square(data, dtype):
+    return (_increasing(data, (side(data, 2),), dtype),)
+
+
+def _queries(data, shape, dtype):
+    """Query points of np.interp in [-2, 3.5], kept 0.15 away from every sample point."""
+    x = data.draw(values(tuple(shape), Domain(-2.0, 3.5), np.float64))
+    near = np.min(np.abs(np.asarray(x)[..., None] - fn.XP), axis=-1) < 0.1
+    return np.asarray(x + 0.25 * near, dtype=dtype)
+
+
+def _interp(data, dtype):
+    shape = [side(data) for _ in range(data.draw(st.integers(0, 2)))]
+    x = _queries(data, shape, dtype)
+    if shape == [] and data.draw(st.booleans()):
+        x = float(x)
+    return x, draw(data, fn.XP.shape, dtype)
+
+
+def _interp_left_right(data, dtype):
+    x, fp = _interp(data, dtype)
+    return x, fp, draw(data, (), dtype, scalars=True), draw(data, (), dtype, scalars=True)
+
+
+def _interp_of_sine(data, dtype):
+    return (_queries(data, (side(data),), dtype),)
+
+
+def _polyval(data, dtype):
+    p = draw(data, (side(data),), dtype)
+    shape = [side(data) for _ in range(data.draw(st.integers(0, 2)))]
+    return p, draw(data, shape, dtype, Domain(-1.5, 1.5), scalars=True)
+
+
+def _polyder(data, dtype):
+    return (draw(data, (side(data),), dtype),)
+
+
+def _polyder_dynamic(data, dtype):
+    return draw(data, (side(data),), dtype), data.draw(st.integers(0, 3))
+
+
+def _stack(data):
+    return data.draw(st.sampled_from([(), (2,), (3, 1)]))
+
+
+def _cross(data, dtype):
+    sizes = data.draw(st.sampled_from([(3, 3), (3, 3), (2, 2), (2, 3), (3, 2)]))
+    batch = _stack(data)
+    other = data.draw(st.sampled_from([batch, batch[1:], (1,) * len(batch)]))
+    return draw(data, (*batch, sizes[0]), dtype), draw(data, (*other, sizes[1]), dtype)
+
+
+def _cross_axes(data, dtype):
+    n = side(data)
+    return draw(data, (3, n), dtype), draw(data, (n, 3), dtype)
+
+
+def _cross_axis(data, dtype):
+    n = side(data)
+    return draw(data, (3, n), dtype), draw(data, (3, n), dtype)
+
+
+def _cross_dynamic(data, dtype):
+    n = side(data)
+    a, b = draw(data, (3, n), dtype), draw(data, (n, 3), dtype)
+    if data.draw(st.booleans()):
+        return a, np.swapaxes(b, 0, 1).copy(), 0, 0, data.draw(st.sampled_from([0, -1])), 0
+    return a, b, 0, -1, data.draw(st.sampled_from([0, 1, -1])), None
+
+
+def _cross_self(data, dtype):
+    return (draw(data, (*_stack(data), 3), dtype),)
+
+
+def _gradient(data, dtype, min_side=2, ranks=(1, 1)):
+    rank = data.draw(st.integers(*ranks))
+    return (draw(data, [side(data, min_side) for _ in range(rank)], dtype),)
+
+
+def _gradient_dynamic(data, dtype):
+    """A 1-d array (whatever ``axis`` is, numpy returns one array), spacing given as an
+    int or by int coordinates (a float would be differentiated, and is refused)."""
+    edge_order = data.draw(st.sampled_from([1, 2]))
+    n = side(data, edge_order + 1)
+    if data.draw(st.booleans()):
+        h = data.draw(st.integers(1, 3))
+    else:
+        h = np.cumsum(data.draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)))
+    axis = data.draw(st.sampled_from([None, 0, -1, (0,), (-1,)]))
+    return draw(data, (n,), dtype), h, axis, edge_order
+
+
+ROWS = [
+    ("np.convolve", fn.convolve_full, _convolve),
+    ("np.convolve-same", fn.convolve_same, _convolve),
+    ("np.convolve-valid", fn.convolve_valid, _convolve),
+    ("np.convolve-dynamic", fn.convolve_dynamic, _convolve_dynamic),
+    ("np.convolve-self", fn.convolve_self, lambda d, t: (draw(d, (side(d),), t),)),
+    ("np.trapezoid", fn.trapezoid, _trapezoid),
+    ("np.trapezoid-x", fn.trapezoid_x, _trapezoid_x),
+    ("np.trapezoid-x-axis0", fn.trapezoid_x_axis0, _trapezoid_x_axis0),
+    ("np.trapezoid-dx", fn.trapezoid_dx, _trapezoid_dx),
+    ("np.trapezoid-dynamic", fn.trapezoid_dynamic, _trapezoid_dynamic),
+    ("np.trapezoid-of-square", fn.trapezoid_of_square, _trapezoid_of_square),
+    ("np.interp", fn.interp, _interp),
+    ("np.interp-left-right", fn.interp_left_right, _interp_left_right),
+    ("np.interp-of-sine", fn.interp_of_sine, _interp_of_sine),
+    ("np.polyval", fn.polyval, _polyval),
+    ("np.polyval-polyder", fn.polyval_polyder, _polyval),
+    ("np.polyder", fn.polyder, _polyder),
+    ("np.polyder-twice", fn.polyder_twice, _polyder),
+    ("np.polyder-dynamic", fn.polyder_dynamic, _polyder_dynamic),
+    ("np.cross", fn.cross, _cross),
+    ("np.cross-axes", fn.cross_axes, _cross_axes),
+    ("np.cross-axis", fn.cross_axis, _cross_axis),
+    ("np.cross-dynamic", fn.cross_dynamic, _cross_dynamic),
+    ("np.cross-self", fn.cross_self, _cross_self),
+    ("np.gradient", fn.gradient, _gradient),
+    ("np.gradient-spacing", fn.gradient_spacing, lambda d, t: _gradient(d, t, 3)),
+    ("np.gradient-axis", fn.gradient_axis, lambda d, t: _gradient(d, t, 2, (1, 3))),
+    ("np.gradient-coordinates", fn.gradient_coordinates, lambda d, t: _gradient(d, t, 2, (1, 3))),
+    ("np.gradient-all-axes", fn.gradient_all_axes, lambda d, t: _gradient(d, t, 2, (2, 2))),
+    ("np.gradient-unpacked", fn.gradient_unpacked, lambda d, t: _gradient(d, t, 2, (2, 2))),
+    ("np.gradient-dynamic", fn.gradient_dynamic, _gradient_dynamic),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name, func, args", ROWS, ids=[row[0] for row in ROWS])
+@given(data=st.data())
+def test_numeric(name, func, args, dtype, data):
+    check(func, args(data, dtype))
+
+
+# -- conventions ------------------------------------------------------------------------------
+def test_interp_slope_at_knots_follows_jax():
+    """At an inner knot the segment to the right; at xp[-1] the last; outside, 0."""
+    fp = np.array([0.0, 1.0, 3.0, 0.0, 2.0])  # slopes 1, 4, -2, 4
+    x = np.array([-1.5, -1.0, 0.0, 0.5, 2.0, 2.5, 3.0])
+    forward, reverse = derivatives(fn.interp, (x, fp))
+    expected = [0.0, 1.0, 4.0, -2.0, 4.0, 4.0, 0.0]
+    np.testing.assert_allclose(forward, expected)
+    np.testing.assert_allclose(reverse, expected)
+
+
+def test_interp_in_fp_weighs_the_two_ends_of_the_segment():
+    x = np.array([-2.0, 0.25, 2.5, 3.0])
+    fp = np.arange(5.0)
+    jacobian = srcgrad.jacobian(fn.interp, wrt=1)(x, fp)
+    expected = np.array(
+        [[1, 0, 0, 0, 0], [0, 0.5, 0.5, 0, 0], [0, 0, 0, 0, 1], [0, 0, 0, 0, 1]], dtype=float
+    )
+    np.testing.assert_allclose(jacobian, expected)
+    np.testing.assert_allclose(srcgrad.jacobian(fn.interp, wrt=1, mode="forward")(x, fp), expected)
+
+
+def _interp_sum(x, fp):
+    return np.sum(fn.interp(x, fp))
+
+
+def test_interp_is_float64_like_numpy():
+    x, fp = np.float32([0.25, 1.0]), np.arange(5, dtype=np.float32)
+    value, tangent = srcgrad.jvp(fn.interp, wrt=(0, 1))(x, fp, np.ones_like(x), np.ones_like(fp))
+    assert value.dtype == tangent.dtype == np.float64
+    gx, gfp = srcgrad.grad(_interp_sum, wrt=(0, 1))(x, fp)
+    assert gx.dtype == gfp.dtype == np.float32
+
+
+def test_cross_of_2_vectors_is_the_third_entry():
+    a, b = np.array([1.0, 2.0]), np.array([3.0, 5.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ga, gb = srcgrad.grad(fn.cross, wrt=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, [5.0, -3.0])  # d(a0 b1 - a1 b0)/da
+    np.testing.assert_allclose(gb, [-2.0, 1.0])
+
+
+def test_gradient_adjoint_is_the_transposed_stencil():
+    for edge_order in (1, 2):
+        for h in (1.0, 0.5, np.array([0.0, 0.3, 1.0, 1.2, 2.0])):
+            n = 5
+            matrix = np.stack([np.gradient(e, h, edge_order=edge_order) for e in np.eye(n)], axis=1)
+            got = srcgrad.jacobian(fn.gradient_dynamic, wrt=0)(np.zeros(n), h, 0, edge_order)
+            np.testing.assert_allclose(got, matrix, atol=1e-12)
+
+
+# -- what is not differentiated: clear errors ------------------------------------------------
+def gradient_axis_variable(f, axis):
+    return np.gradient(f, axis=axis)
+
+
+def interp_period(x, fp):
+    return np.interp(x, fn.XP, fp, period=3.0)
+
+
+@pytest.mark.parametrize(
+    "func, args, error, match",
+    [
+        (
+            fn.interp_sample_points,
+            (np.array([0.3]), fn.XP, np.ones(5)),
+            srcgrad.errors.NoDerivativeError,
+            "not in the sample points xp",
+        ),
+        (
+            interp_period,
+            (np.array([0.3]), np.ones(5)),
+            srcgrad.errors.NoDerivativeError,
+            "period=None",
+        ),
+        (
+            gradient_axis_variable,
+            (np.ones((3, 3)), 0),
+            srcgrad.errors.NoDerivativeError,
+            "one array or a tuple",
+        ),
+        (
+            fn.gradient_dynamic,
+            (np.ones(4), 0.5, 0, 1),
+            srcgrad.errors.NoDerivativeError,
+            "not in its spacings",
+        ),
+    ],
+    ids=["interp-xp", "interp-period", "gradient-axis-variable", "gradient-spacing"],
+)
+def test_unsupported(func, args, error, match):
+    wrt = {"interp_sample_points": 1, "gradient_dynamic": (0, 1)}.get(func.__name__, 0)
+    out = func(*args)
+    with pytest.raises(error, match=match):
+        srcgrad.vjp(func, wrt=wrt)(*args, np.ones_like(out))
