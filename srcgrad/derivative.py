@@ -263,6 +263,7 @@ class Derivative:
             floats_key,
             statics,
             tuple(sorted(complexes)),
+            self._tangent_output and self.kind != "jvp",  # (code of the tangent output alone)
         )
         entry = _current_entry(target)
         derived = entry.derived.get(key)

@@ -91,9 +91,8 @@ def _one_pass(
 ) -> tuple[Any, Any]:
     """One pass of a forward-mode gradient: the function's value and its derivative in
     the direction of ``tangents`` (a scalar: a ``ValueError`` for anything else)."""
+    # (of a jvp, the code made keeps its tangent output alone: Derivative._derive)
     value, dout = derived.function(*map(pytree.plain, values), *map(pytree.plain, tangents))
-    if derivative._tangent_output:  # a jvp's value and tangent: its tangent's
-        value, dout = value[1], dout[1]
     passes.check(value)
     if pytree.is_node(dout) or np.ndim(dout) != 0:
         raise ValueError(_not_scalar(derivative.__name__, dout, derivative.has_aux))

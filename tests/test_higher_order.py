@@ -310,3 +310,20 @@ def test_jvp_of_jvp_where_a_callee_tuple_has_a_zero_tangent():
         directional(x + eps * tx2, z + eps * tz2) - directional(x - eps * tx2, z - eps * tz2)
     ) / (2 * eps)
     assert got == pytest.approx(want, rel=1e-4)
+
+
+def tangent_pair(x, y):
+    return np.sum(np.sin(x) * y**2)
+
+
+def test_code_for_a_jvps_tangent_output_is_kept_apart_from_the_jvps_own():
+    """A forward-mode gradient of a jvp runs code that keeps the jvp's tangent output
+    alone; a Jacobian of the same jvp runs code returning both its outputs. Both were
+    cached under one key, so the second one made got the first one's code (an
+    IndexError, or the wrong output), depending on the order tests ran in."""
+    x, y, t = np.array([0.3, 1.0]), np.array([0.5, -2.0]), np.array([1.0, 0.5])
+    inner = srcgrad.jvp(tangent_pair, wrt=1)
+    gradient = srcgrad.grad(inner, wrt=2, mode="forward")(x, y, t)
+    np.testing.assert_allclose(gradient, 2 * np.sin(x) * y, rtol=1e-12)
+    columns = srcgrad.jacobian(inner, wrt=2, mode="forward")(x, y, t)
+    np.testing.assert_allclose(columns, 2 * np.sin(x) * y, rtol=1e-12)
