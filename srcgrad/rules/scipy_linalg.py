@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import ChainMap
+from typing import Any
 
 import numpy as np
 
@@ -138,8 +139,7 @@ def _rank_of(param: str):
     return lambda ctx: ctx.rank(param)
 
 
-def _register() -> None:
-    la = _linalg
+def _register_solve_triangular(la: Any) -> None:
     register(
         la.solve_triangular,
         Rule(
@@ -169,6 +169,9 @@ def _register() -> None:
             rank=_rank_of("b"),
         ),
     )
+
+
+def _register_expm(la: Any) -> None:
     # expm: the Frechet derivative from the block-matrix identity
     register(
         la.expm,
@@ -185,6 +188,9 @@ def _register() -> None:
             rank=_rank_of("A"),
         ),
     )
+
+
+def _register_twins(la: Any) -> None:
     # numpy.linalg's twins: the same templates, SciPy's parameters
     for func, twin, params, defaults, fixed in (
         (
@@ -238,6 +244,9 @@ def _register() -> None:
                 vjp=dict(rule.vjp),
             ),
         )
+
+
+def _register_cholesky_pair(la: Any) -> None:
     # cho_factor and cho_solve, used as a pair: cho_solve((c, lower), b)
     register(
         la.cho_factor,
@@ -283,6 +292,9 @@ def _register() -> None:
             rank=_rank_of("b"),
         ),
     )
+
+
+def _register_lu_pair(la: Any) -> None:
     # lu_factor and lu_solve, used as a pair: lu_solve((lu, piv), b, trans)
     register(
         la.lu_factor,
@@ -357,4 +369,8 @@ _nondiff("flip_trans", ("trans",))
 _nondiff("transposed", ("trans",))
 
 if _linalg is not None:
-    _register()
+    _register_solve_triangular(_linalg)
+    _register_expm(_linalg)
+    _register_twins(_linalg)
+    _register_cholesky_pair(_linalg)
+    _register_lu_pair(_linalg)

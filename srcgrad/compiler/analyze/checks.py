@@ -13,9 +13,9 @@ import numpy as np
 
 from ...errors import NoDerivativeError, UnsupportedSyntaxError
 from ...rules.builders import operation_name
-from ...rules.fft import REAL_INPUT
 from ...rules.scipy_stats import frozen_hint
 from ..normalize.lower import Normalized
+from .complex_values import complex_problem_of
 from .dtypes import check_writes
 from .facts import Facts, Op, is_append, is_setitem, makes_sequence
 
@@ -59,65 +59,71 @@ def check_facts(norm: Normalized, facts: Facts) -> None:
 
 
 def _no_derivative(norm: Normalized, op: Op) -> Exception:
-    locator = norm.parsed.locator
+    """The error for an active value that reaches ``op``, which has no derivative: why,
+    for the callees that have a reason of their own, else that there is no rule."""
     user = norm.origin.get(op.stmt, op.stmt)
-    callee = op.callee
-    if op.problem:
-        return locator.error(NoDerivativeError, user, op.problem)
     if op.key == "pack":
-        return locator.error(
+        return norm.parsed.locator.error(
             UnsupportedSyntaxError,
             user,
             "srcgrad does not differentiate through tuples or lists of active values yet; "
             "combine arrays with np.stack or np.concatenate, or return a single array.",
         )
+    message = op.problem or _callee_message(op) or _no_rule_message(op)
+    return norm.parsed.locator.error(NoDerivativeError, user, message)
+
+
+def _callee_message(op: Op) -> str | None:
+    """Why the callee of ``op`` has no derivative, where it has a reason of its own: a
+    derivative srcgrad made, a primitive's rule, an argument that is no function, a
+    frozen distribution, a dict built in the function, a method bound to an object
+    compared by value."""
+    callee = op.callee
     if getattr(callee, "__srcgrad_derivative__", False):  # grad(f), jacobian(f)... itself
-        return locator.error(
-            NoDerivativeError,
-            user,
+        return (
             f"this calls {callee!r}, a derivative srcgrad made; srcgrad does not differentiate "
             "a call to one inside a function it differentiates. Apply the transformation to "
             "the derivative itself instead (srcgrad.jvp(d), srcgrad.grad(d), "
-            "srcgrad.jacobian(d, mode='forward')), or call the original function here.",
+            "srcgrad.jacobian(d, mode='forward')), or call the original function here."
         )
     owner = getattr(callee, "__self__", None)
     if type(owner).__name__ == "Primitive" and callee.__name__ in ("vjp", "jvp"):
         name = getattr(owner.func, "__name__", "the primitive")
-        return locator.error(
-            NoDerivativeError,
-            user,
+        return (
             f"this differentiates again {name}'s {callee.__name__} rule, given with "
             f"@{name}.def{callee.__name__}; srcgrad differentiates a srcgrad.primitive once, "
             f"not its rules. For a second derivative (hessian, hvp, grad of grad) write {name} "
             "as a plain function without @srcgrad.primitive where srcgrad can read it: it "
-            "differentiates such code as often as asked.",
+            "differentiates such code as often as asked."
         )
     if isinstance(op.key, tuple) and op.key[0] == "passed":
-        return locator.error(NoDerivativeError, user, _passed_message(op.key[1]))
+        return _passed_message(op.key[1])
     frozen = frozen_hint(callee, op.key)  # scipy.stats: norm(mu, s).logpdf(x)
     if frozen is not None:
-        return locator.error(NoDerivativeError, user, frozen)
+        return frozen
     if callee is dict:
-        return locator.error(
-            NoDerivativeError,
-            user,
+        return (
             "a dict built in the function carries a derivative here; srcgrad follows such a "
             'dict where the function reads it by constant keys (`d["w"]`), loops over it, '
             "or returns it, and where nothing changes it: pass its values to the function "
-            "that reads it as arguments of their own, or pass the dict in as an argument.",
+            "that reads it as arguments of their own, or pass the dict in as an argument."
         )
     if inspect.ismethod(callee) and inspect.isfunction(callee.__func__):
         method = callee.__func__.__qualname__
-        return locator.error(
-            NoDerivativeError,
-            user,
+        return (
             f"`{ast.unparse(op.stmt.value.func)}` is the bound method {method} of an object "
             "compared by value (its class defines __eq__), which cannot key the code made "
             f"for it; srcgrad differentiates the function {method} when it is called with "
             f"the object as its first argument: pass the object in and write "
-            f"`{method}(obj, ...)` here.",
+            f"`{method}(obj, ...)` here."
         )
-    # named as the user wrote it: a core statement's text would show srcgrad's temporaries
+    return None
+
+
+def _no_rule_message(op: Op) -> str:
+    """That ``op``'s primitive has no rule, named as the user wrote it (a core
+    statement's text would show srcgrad's temporaries)."""
+    callee = op.callee
     qualname = getattr(callee, "__qualname__", None)
     module = getattr(callee, "__module__", None)
     if callee is not None and isinstance(qualname, str):
@@ -129,11 +135,9 @@ def _no_derivative(norm: Normalized, op: Op) -> Exception:
         what = f"the {kind} {operation_name(op.key)}"
     else:
         what = operation_name(op.key)
-    return locator.error(
-        NoDerivativeError,
-        user,
+    return (
         f"srcgrad has no derivative rule for {what}; give it one with @srcgrad.primitive "
-        "and defvjp/defjvp, or compute this value from operations srcgrad knows.",
+        "and defvjp/defjvp, or compute this value from operations srcgrad knows."
     )
 
 
@@ -292,7 +296,7 @@ def _check_supported(norm: Normalized, facts: Facts, op: Op, env: dict[str, Any]
     rule was not read for them, einsum's operand/sublist form, arithmetic on lists, a
     cast to a dtype it cannot see."""
     problem = error = None
-    complex_problem = _complex_problem(norm, facts, op)
+    complex_problem = complex_problem_of(norm, facts, op)
     if complex_problem is not None:
         error, problem = UnsupportedSyntaxError, complex_problem
     elif _einsum_sublists(facts, op, env):
@@ -314,75 +318,6 @@ def _check_supported(norm: Normalized, facts: Facts, op: Op, env: dict[str, Any]
         )
     if problem is not None:
         raise norm.parsed.locator.error(error, norm.origin.get(op.stmt, op.stmt), problem)
-
-
-def _complex_problem(norm: Normalized, facts: Facts, op: Op) -> str | None:
-    """Why srcgrad cannot differentiate ``op`` where it meets complex numbers, or None:
-    its rule must hold for complex operands (``Rule.complex_ok``, see
-    :mod:`srcgrad.rules.complex_numbers`), with no dtype asked of it, and it must not
-    write a complex value anywhere (an item, a list, an array updated in place)."""
-    found = facts.complex
-
-    def is_complex(atom: ast.expr) -> bool:
-        if isinstance(atom, ast.Name):
-            return atom.id in found
-        return isinstance(atom, ast.Constant) and isinstance(atom.value, complex)
-
-    operands = [a for a in op.args.values() if is_complex(a)]
-    if id(op.stmt) not in facts.complex_sites and not operands:
-        return None  # (a name some other definition makes complex: not this one)
-    why = found.get(op.target) or next(
-        (found[a.id] for a in operands if isinstance(a, ast.Name)), "it is a complex number"
-    )
-    start = f"this value is complex ({why}), and srcgrad differentiates complex numbers"
-    if op.call_args is not None and not operands:
-        return None  # (a function of the user's making complex numbers of real ones)
-    if op.call_args is not None:
-        return (
-            f"{start} through numpy's operations, not yet through a call to a function of "
-            "yours; write the function's statements here, or keep the values it gets real "
-            "(pass np.real(z) and np.imag(z))."
-        )
-    if op.stmt in norm.updates:
-        into = norm.updates[op.stmt]
-        return (
-            f"{start} in new values, not yet in an array changed in place; write "
-            f"`{into} = {into} + ...` (a new array) instead of the augmented assignment."
-        )
-    if op.key in ("pack", "append") and not op.problem:
-        return None  # (a list or tuple holds a complex number as it is)
-    if op.problem and "complex" in op.problem:  # (a cast to a complex dtype)
-        return op.problem
-    if op.rule is None and not operands and op.call_args is None:  # np.complex128(x)...
-        return (
-            f"this value is complex ({why}), and srcgrad does not differentiate the making "
-            "of complex numbers of real ones by this call yet; write `x + 0j` (or "
-            "`x + 1j * y`) for a complex value made of real ones."
-        )
-    if op.key != "setitem" and (op.rule is None or op.problem):
-        return None  # (no derivative at all: refused as such, saying why)
-    if op.key == "setitem":
-        return (
-            f"{start} through arithmetic, numpy's elementwise functions, sums, products, "
-            "indexing, lists, np.fft and np.real/imag/conj/abs/angle, not yet into items of "
-            "arrays; build the array with operations (np.stack of the values, np.where) or "
-            "keep this part real."
-        )
-    if not op.rule.complex_ok:
-        return (
-            f"{start} only through operations whose derivative srcgrad has checked for "
-            f"them, and not yet through {op.rule.name}; keep this part real (np.real, "
-            "np.imag, np.abs of the complex values)."
-        )
-    if op.rule.name in REAL_INPUT and any(is_complex(a) for a in op.args.values()):
-        return (
-            f"{start}, but {op.rule.name} takes real arrays (numpy drops the imaginary "
-            "part); use np.fft.fft for a complex one."
-        )
-    dtype = op.args.get("dtype")
-    if dtype is not None and not (isinstance(dtype, ast.Constant) and dtype.value is None):
-        return f"{start} where their dtype stays theirs; leave out dtype= here."
-    return None
 
 
 def _einsum_sublists(facts: Facts, op: Op, env: dict[str, Any]) -> bool:

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from ...rules.complex_numbers import COMPLEX_RULES
+from ...rules.fft import REAL_INPUT
+from ..normalize.lower import Normalized
 from .dtypes import hashable_in as _hashable_in
 from .facts import Facts, Op, _static_attr, resolve_static
 
@@ -273,3 +275,88 @@ def use_complex_rules(facts: Facts) -> None:
 
 def _complex_constant(atom: ast.expr) -> bool:
     return isinstance(atom, ast.Constant) and _is_complex(atom.value)
+
+
+# -- what srcgrad does not differentiate on complex numbers (asked by checks) -----------------
+def complex_problem_of(norm: Normalized, facts: Facts, op: Op) -> str | None:
+    """Why srcgrad cannot differentiate ``op`` where it meets complex numbers, or None:
+    its rule must hold for complex operands (``Rule.complex_ok``, see
+    :mod:`srcgrad.rules.complex_numbers`), with no dtype asked of it, and it must not
+    write a complex value anywhere (an item, an array updated in place)."""
+    found = facts.complex
+    operands = [a for a in op.args.values() if _complex_atom(a, found)]
+    if id(op.stmt) not in facts.complex_sites and not operands:
+        return None  # (a name some other definition makes complex: not this one)
+    why = found.get(op.target) or next(
+        (found[a.id] for a in operands if isinstance(a, ast.Name)), "it is a complex number"
+    )
+    start = f"this value is complex ({why}), and srcgrad differentiates complex numbers"
+    where = _complex_place(norm, op, operands, why, start)
+    if where is not None or op.key in ("pack", "append") or op.rule is None or op.problem:
+        return where or None  # (no derivative at all: refused as such, saying why)
+    return _complex_rule_problem(op, operands, start)
+
+
+def _complex_atom(atom: ast.expr, found: dict[str, str]) -> bool:
+    if isinstance(atom, ast.Name):
+        return atom.id in found
+    return isinstance(atom, ast.Constant) and isinstance(atom.value, complex)
+
+
+def _complex_place(
+    norm: Normalized, op: Op, operands: list[ast.expr], why: str, start: str
+) -> str | None:
+    """Where a complex value may not go yet: into a function of the user's, an array
+    changed in place or an item; made by a cast or a call without a rule. ("" where a
+    list or tuple holds it, or where a function of the user's makes it: both fine.)"""
+    if op.call_args is not None and not operands:
+        return ""  # (a function of the user's making complex numbers of real ones)
+    if op.call_args is not None:
+        return (
+            f"{start} through numpy's operations, not yet through a call to a function of "
+            "yours; write the function's statements here, or keep the values it gets real "
+            "(pass np.real(z) and np.imag(z))."
+        )
+    if op.stmt in norm.updates:
+        into = norm.updates[op.stmt]
+        return (
+            f"{start} in new values, not yet in an array changed in place; write "
+            f"`{into} = {into} + ...` (a new array) instead of the augmented assignment."
+        )
+    if op.key in ("pack", "append") and not op.problem:
+        return ""  # (a list or tuple holds a complex number as it is)
+    if op.problem and "complex" in op.problem:  # (a cast to a complex dtype)
+        return op.problem
+    if op.rule is None and not operands:  # np.complex128(x), np.emath.sqrt(x)...
+        return (
+            f"this value is complex ({why}), and srcgrad does not differentiate the making "
+            "of complex numbers of real ones by this call yet; write `x + 0j` (or "
+            "`x + 1j * y`) for a complex value made of real ones."
+        )
+    if op.key == "setitem":
+        return (
+            f"{start} through arithmetic, numpy's elementwise functions, sums, products, "
+            "indexing, lists, np.fft and np.real/imag/conj/abs/angle, not yet into items of "
+            "arrays; build the array with operations (np.stack of the values, np.where) or "
+            "keep this part real."
+        )
+    return None
+
+
+def _complex_rule_problem(op: Op, operands: list[ast.expr], start: str) -> str | None:
+    """Why ``op``'s rule does not hold for its complex operands, or None."""
+    if not op.rule.complex_ok:
+        return (
+            f"{start} only through operations whose derivative srcgrad has checked for "
+            f"them, and not yet through {op.rule.name}; keep this part real (np.real, "
+            "np.imag, np.abs of the complex values)."
+        )
+    if op.rule.name in REAL_INPUT and operands:
+        return (
+            f"{start}, but {op.rule.name} takes real arrays (numpy drops the imaginary "
+            "part); use np.fft.fft for a complex one."
+        )
+    dtype = op.args.get("dtype")
+    if dtype is not None and not (isinstance(dtype, ast.Constant) and dtype.value is None):
+        return f"{start} where their dtype stays theirs; leave out dtype= here."
+    return None
