@@ -8,8 +8,6 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
-import inspect
-import sys
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +15,8 @@ from typing import Any
 from ...errors import UnsupportedSyntaxError
 from ..parse import ParsedFunction
 from ..transform.naming import Namer, names_in
+from .call_arguments import CallArguments
+from .concatenation import IndexConcatenation
 from .dicts import make_dict
 
 _NOT_YET = "srcgrad does not differentiate {what} yet; {advice}"
@@ -53,7 +53,7 @@ def is_static(node: ast.expr, env: dict[str, Any], local: set[str]) -> bool:
     return isinstance(node, ast.Name) and node.id in env and node.id not in local
 
 
-class _Expressions:
+class _Expressions(CallArguments, IndexConcatenation):
     """The lowering's state, and the lowering of expressions (statements are lowered by
     a subclass, :class:`~.statements._Statements`)."""
 
@@ -351,173 +351,6 @@ class _Expressions:
             key = ast.Constant(self.fields[where])
             return ast.Subscript(value=value, slice=key, ctx=ast.Load())
         return ast.Attribute(value=value, attr=node.attr, ctx=ast.Load())
-
-    def spread(
-        self, callee: ast.expr, given: list[ast.expr], node: ast.Call
-    ) -> list[ast.expr] | None:
-        """``f(a, *t)`` of a user's function ``f(a, b, c)`` whose parameters after ``a``
-        have no defaults is ``f(a, t[0], t[1])``, after a check that ``t`` has exactly
-        that many elements (Python's TypeError otherwise, as the call would raise): the
-        arguments, lowered; None where the call is not such a call."""
-        params = self.signature(callee)
-        if (
-            params is None
-            or not given
-            or not isinstance(given[-1], ast.Starred)
-            or any(isinstance(a, ast.Starred) for a in given[:-1])
-        ):
-            return None
-        positional = [
-            p
-            for p in params
-            if p.kind
-            in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        ]
-        named = {k.arg for k in node.keywords}
-        rest = positional[len(given) - 1 :]
-        cut = next((k for k, p in enumerate(rest) if p.name in named), len(rest))
-        rest, after = rest[:cut], rest[cut:]  # (those after: given by keyword)
-        if (
-            not rest
-            or any(p.default is not inspect.Parameter.empty for p in rest)
-            or not all(p.name in named for p in after)
-        ):
-            return None
-        before = [self.atom(a) for a in given[:-1]]
-        seq = self.atom(given[-1].value)
-        count = self.len_of(seq)
-        wrong = self.as_temp(
-            ast.Compare(left=count, ops=[ast.NotEq()], comparators=[ast.Constant(len(rest))])
-        )
-        text = f"{ast.unparse(callee)}() takes {len(rest)} arguments from *{ast.unparse(seq)}"
-        error = ast.Call(
-            func=ast.Name(id="TypeError", ctx=ast.Load()), args=[ast.Constant(text)], keywords=[]
-        )
-        body: list[ast.stmt] = []
-        with self.block(body):
-            self.place(ast.Raise(exc=error, cause=None))
-        self.place(ast.If(test=ast.Name(id=wrong, ctx=ast.Load()), body=body, orelse=[]))
-        items = [
-            ast.Subscript(value=seq, slice=ast.Constant(i), ctx=ast.Load())
-            for i in range(len(rest))
-        ]
-        return [*before, *(self.as_atom(item) for item in items)]
-
-    def signature(self, callee: ast.expr) -> list[inspect.Parameter] | None:
-        """The parameters of the user's function ``callee`` names, if it is one (not a
-        library's, not a helper of generated code: their rules read their arguments as
-        the call gives them)."""
-        if not self.is_static(callee):
-            return None
-        func = _static_value(callee, self.env)
-        module = (getattr(func, "__module__", None) or "").split(".")[0]
-        if (
-            not inspect.isfunction(func)
-            or getattr(func, "__srcgrad_helper__", None) is not None
-            or module in ("numpy", "scipy", "cupy", "dask", "srcgrad", "math", "builtins")
-        ):
-            return None
-        try:
-            return list(inspect.signature(func, follow_wrapped=False).parameters.values())
-        except (TypeError, ValueError):
-            return None
-
-    def var_positional(self, callee: ast.expr, node: ast.Call) -> int | None:
-        """For a call of a user's function with ``*args``: how many positional
-        parameters come before it (else None). A function with ``**kwargs`` is refused."""
-        params = self.signature(callee)
-        if params is None:
-            return None
-        kinds = [p.kind for p in params]
-        if inspect.Parameter.VAR_POSITIONAL not in kinds:
-            return None
-        return kinds.index(inspect.Parameter.VAR_POSITIONAL)
-
-    def index_concatenator(self, node: ast.expr) -> str | None:
-        """``"r_"`` or ``"c_"`` where ``node`` names numpy's ``np.r_`` or ``np.c_``."""
-        if not self.is_static(node):
-            return None
-        path = []
-        while isinstance(node, ast.Attribute):
-            path.append(node.attr)
-            node = node.value
-        value = self.env.get(node.id)
-        for attr in reversed(path):
-            value = getattr(value, attr, None)
-        numpy = sys.modules.get("numpy")
-        for kind in ("r_", "c_"):
-            if numpy is not None and value is getattr(numpy, kind):
-                return kind
-        return None
-
-    def concatenation(self, node: ast.Subscript, kind: str) -> ast.expr:
-        """``np.r_[a, 0:3, b]`` as what numpy computes: ``np.concatenate((np.atleast_1d(a),
-        np.arange(0, 3), np.atleast_1d(b)), dtype=np.result_type(a, ..., b))`` (a Python
-        number among arrays weak, as in numpy); ``np.c_[...]`` joins along the last axis,
-        each piece at least 2-d, a 1-d one as a column (``np.transpose(np.atleast_2d(
-        np.transpose(a)))``, for any rank). Each piece is evaluated once."""
-        module = self.numpy_name(node)
-        items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if any(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in items):
-            raise self.fail(
-                node,
-                f"srcgrad differentiates np.{kind}[...] of arrays, numbers and slices, not "
-                "with a directive string; write np.concatenate or np.stack instead.",
-            )
-        atoms = [self.range_of(i, module, kind) for i in items]
-
-        def call(name: str, *args: ast.expr, **keywords: ast.expr) -> ast.Call:
-            return ast.Call(
-                func=ast.Attribute(value=ast.Name(id=module, ctx=ast.Load()), attr=name),
-                args=list(args),
-                keywords=[ast.keyword(arg=k, value=v) for k, v in keywords.items()],
-            )
-
-        pieces = []
-        for a in atoms:
-            if kind == "r_":
-                pieces.append(self.as_atom(call("atleast_1d", a)))
-            else:  # at least 2-d, a 1-d piece (or a number) as a column: (n,) -> (n, 1)
-                t = self.as_atom(call("transpose", a))
-                t = self.as_atom(call("atleast_2d", t))
-                pieces.append(self.as_atom(call("transpose", t)))
-        joined = self.as_atom(ast.Tuple(elts=pieces, ctx=ast.Load()))
-        dtype = self.as_atom(call("result_type", *atoms))
-        axis = ast.Constant(0 if kind == "r_" else -1)
-        return call("concatenate", joined, axis=axis, dtype=dtype)
-
-    def numpy_name(self, node: ast.Subscript) -> str:
-        """The name numpy goes by here (``np`` of ``np.r_``)."""
-        root = node.value
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        numpy = sys.modules.get("numpy")
-        if isinstance(node.value, ast.Attribute) and self.env.get(root.id) is numpy:
-            return root.id
-        for name, value in self.env.items():
-            if value is numpy and name not in self.current:
-                return name
-        raise self.fail(
-            node, "srcgrad lowers np.r_[...] and np.c_[...] where numpy is imported as a module"
-        )
-
-    def range_of(self, item: ast.expr, module: str, kind: str) -> ast.expr:
-        """An item of ``np.r_[...]`` as an atom: a slice ``a:b:c`` is ``np.arange(a, b, c)``
-        (``np.linspace(a, b, n)`` for a step ``nj``, as numpy reads it)."""
-        if not isinstance(item, ast.Slice):
-            return self.atom(item)
-        if item.upper is None:
-            raise self.fail(
-                item, f"srcgrad differentiates np.{kind}[...] with slices that have a stop"
-            )
-        start = ast.Constant(0) if item.lower is None else item.lower
-        step = item.step
-        func = ast.Attribute(value=ast.Name(id=module, ctx=ast.Load()), attr="arange")
-        args = [start, item.upper, step if step is not None else ast.Constant(1)]
-        if isinstance(step, ast.Constant) and isinstance(step.value, complex):
-            func.attr = "linspace"
-            args[2] = ast.Constant(int(abs(step.value)))
-        return self.atom(ast.Call(func=func, args=args, keywords=[]))
 
     def index(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Slice):

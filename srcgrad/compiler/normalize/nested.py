@@ -183,33 +183,7 @@ class _Inliner:
         if isinstance(stmt, ast.AsyncFunctionDef):
             raise self.fail(stmt, "srcgrad differentiates synchronous functions; use `def`.")
         if isinstance(stmt, ast.FunctionDef):
-            args, body = stmt.args, list(stmt.body)
-            if stmt.decorator_list:
-                raise self.fail(
-                    stmt,
-                    f"srcgrad writes out nested functions without decorators; define `{name}` "
-                    "at module level to decorate it.",
-                )
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                body = body[1:]  # (a docstring)
-            result: ast.expr = ast.Constant(None)
-            if body and isinstance(body[-1], ast.Return):
-                result = body[-1].value or ast.Constant(None)
-                body = body[:-1]
-            for node in (n for s in body for n in _walk_own(s)):
-                if isinstance(node, ast.Return):
-                    raise self.fail(
-                        node,
-                        f"srcgrad writes out `{name}` where it is called, which needs its one "
-                        "`return` at its end; assign the result to a variable and return it "
-                        "last, or define the function at module level.",
-                    )
-                if isinstance(node, (ast.Nonlocal, ast.Global)):
-                    raise self.fail(
-                        node,
-                        f"`{name}` changes a variable of the function around it, which "
-                        "srcgrad does not follow; return the new value and assign it instead.",
-                    )
+            args, body, result = stmt.args, *self.def_body(stmt, name)
         else:
             assert isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda)
             args, body, result = stmt.value.args, [], stmt.value.body
@@ -241,6 +215,39 @@ class _Inliner:
             name, stmt, positional, keyword_only, defaults, body, result, local
         )
         return []
+
+    def def_body(self, stmt: ast.FunctionDef, name: str) -> tuple[list[ast.stmt], ast.expr]:
+        """The statements of the nested ``def`` ``stmt`` (its docstring left out) and the
+        expression it returns; an error for a decorator, an early ``return``, ``nonlocal``
+        or ``global``."""
+        body = list(stmt.body)
+        if stmt.decorator_list:
+            raise self.fail(
+                stmt,
+                f"srcgrad writes out nested functions without decorators; define `{name}` "
+                "at module level to decorate it.",
+            )
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # (a docstring)
+        result: ast.expr = ast.Constant(None)
+        if body and isinstance(body[-1], ast.Return):
+            result = body[-1].value or ast.Constant(None)
+            body = body[:-1]
+        for node in (n for s in body for n in _walk_own(s)):
+            if isinstance(node, ast.Return):
+                raise self.fail(
+                    node,
+                    f"srcgrad writes out `{name}` where it is called, which needs its one "
+                    "`return` at its end; assign the result to a variable and return it "
+                    "last, or define the function at module level.",
+                )
+            if isinstance(node, (ast.Nonlocal, ast.Global)):
+                raise self.fail(
+                    node,
+                    f"`{name}` changes a variable of the function around it, which "
+                    "srcgrad does not follow; return the new value and assign it instead.",
+                )
+        return body, result
 
     def define_partial(self, stmt: ast.stmt, name: str, call: ast.Call) -> list[ast.stmt]:
         """``name = functools.partial(func, *args, **keywords)``: each argument that is not

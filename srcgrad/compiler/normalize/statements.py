@@ -234,13 +234,21 @@ class _Statements(_Iteration):
         if self.list_method(call, "pop", 0):  # its value unused (a reverse sweep's undoing)
             self.as_temp(self.rhs(call))
             return
+        if self.generated_check(call):
+            return
+        raise self.discarded(stmt, call)
+
+    def generated_check(self, call: ast.expr) -> bool:
+        """Whether ``call`` is generated code checking its arguments (nothing to
+        differentiate) or asking before an update (asked again before the next
+        statement, ``pending_check``)."""
         if (
             isinstance(call, ast.Call)
             and isinstance(call.func, ast.Name)
             and getattr(self.env.get(call.func.id), "__srcgrad_helper__", None)
             in ("check_scalar", "check_cotangent")
         ):  # generated code checking its arguments: nothing to differentiate
-            return
+            return True
         if (
             isinstance(call, ast.Call)
             and isinstance(call.func, ast.Name)
@@ -252,10 +260,15 @@ class _Statements(_Iteration):
             checked = self.load(call.args[0].id, call)
             if isinstance(checked, ast.Name):
                 self.pending_check = (checked.id, str(call.args[1].value))
-            return
+            return True
+        return False
+
+    def discarded(self, stmt: ast.Expr, call: ast.expr) -> Exception:
+        """The error for an expression statement srcgrad does not keep: a call whose
+        result is not used (np.fill_diagonal: what to write instead), or another."""
         if isinstance(call, ast.Call) and self._calls(call, "fill_diagonal"):
             target = ast.unparse(call.args[0]) if call.args else "a"
-            raise self.fail(
+            return self.fail(
                 stmt,
                 f"`{ast.unparse(call)}` writes into `{target}` in place, which srcgrad cannot "
                 f"follow. Write the diagonal with item assignment into an array the function "
@@ -265,7 +278,7 @@ class _Statements(_Iteration):
                 "a square matrix.",
             )
         if isinstance(call, ast.Call):  # (np.fill_diagonal(D, 1.0), y.sort(): None)
-            raise self.fail(
+            return self.fail(
                 stmt,
                 f"`{ast.unparse(call)}` is a call whose result is not used: where it "
                 "changes an array in place (as np.fill_diagonal, np.copyto, .sort(), "
@@ -273,7 +286,7 @@ class _Statements(_Iteration):
                 "instead, or write with item assignment into an array the function made "
                 "(`D = D.copy()`, then `D[i, j] = v`). Where it has no effect, remove it.",
             )
-        raise self.fail(
+        return self.fail(
             stmt,
             "an expression statement has no effect on the returned value, or changes a "
             "value in place, which srcgrad cannot follow yet; assign its result to a "
