@@ -257,3 +257,55 @@ def _is_array(x: Any) -> bool:
     """Whether ``x`` is an array of a module srcgrad computes with (not a number: numpy
     2's scalars have a ``.device`` too)."""
     return isinstance(x, np.ndarray) or is_cupy(x) or is_dask(x)
+
+
+def complex_arguments(d: Derivative, values: list[Any]) -> frozenset[str]:
+    """The parameters of ``d`` given complex arrays or numbers: differentiated in reverse mode
+    and by jvp (autograd's convention, README); a ``TypeError`` saying what to do for
+    the derivatives that do not take them yet."""
+    complexes = frozenset(p for p, v in zip(d._params, values) if is_complex_leaf(v))
+    check_not_complex(  # (in pytrees)
+        [p for p in d._params if p not in complexes],
+        [v for p, v in zip(d._params, values) if p not in complexes],
+        d.__name__,
+    )
+    if not complexes:
+        return complexes
+    what = None
+    if d._inner is not None:
+        what = "a derivative of a derivative"
+    elif d._generated_kind == "jvp" and d.kind != "jvp" and complexes & set(d.wrt):
+        what = f"{d.kind} in forward mode (use mode='reverse')"
+        complexes = complexes & set(d.wrt)  # (those named below)
+    if what is not None:
+        first = sorted(complexes)[0]
+        raise TypeError(
+            f"{d.__name__} got a complex argument {first!r}; srcgrad takes complex "
+            f"arguments in reverse mode and jvp, not yet in {what}. Pass the real and "
+            f"imaginary parts ({first}.real, {first}.imag) as two arguments and make the "
+            "complex value inside the function (z = x + 1j * y)"
+        )
+    return complexes
+
+
+def check_written_apart(
+    copied: tuple[str, ...], params: list[str], values: list[Any], name: str
+) -> None:
+    """Refuse arguments where one the function writes into shares memory with another:
+    numpy's write would be seen through the other, and the derivative, which writes
+    into its own copy, would differentiate another function."""
+    arrays = [[leaf for leaf in pytree.leaves(v) if isinstance(leaf, np.ndarray)] for v in values]
+    for p in copied:
+        if p not in params:
+            continue
+        k = params.index(p)
+        for j, others in enumerate(arrays):
+            if j == k:
+                continue
+            if any(np.shares_memory(a, b) for a in arrays[k] for b in others):
+                raise ValueError(
+                    f"{name}: the function writes into its argument {p!r}, and the "
+                    f"argument for {params[j]!r} shares its memory (the same array, or a "
+                    "view of it): numpy's write would change both. Pass a copy "
+                    f"({params[j]}.copy()) for one of them."
+                )

@@ -10,8 +10,6 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from . import pytree
 from .arguments import (
     _MODES,
@@ -25,8 +23,8 @@ from .arguments import (
     _rank,
     _unused_name,
     _wide_axes,
-    check_not_complex,
-    is_complex_leaf,
+    check_written_apart,
+    complex_arguments,
 )
 from .backends import NUMPY, Backend, backend_of, check_arguments
 from .cache import (
@@ -178,34 +176,6 @@ class Derivative:
             wrapper = driver.unit_tangent_wrapper(derived, self._params, self.wrt[0], self.__name__)
             self._wrappers[key] = (derived, wrapper)
         return wrapper
-
-    def _complex_arguments(self, values: list[Any]) -> frozenset[str]:
-        """The parameters given complex arrays or numbers: differentiated in reverse mode
-        and by jvp (autograd's convention, README); a ``TypeError`` saying what to do for
-        the derivatives that do not take them yet."""
-        complexes = frozenset(p for p, v in zip(self._params, values) if is_complex_leaf(v))
-        check_not_complex(  # (in pytrees)
-            [p for p in self._params if p not in complexes],
-            [v for p, v in zip(self._params, values) if p not in complexes],
-            self.__name__,
-        )
-        if not complexes:
-            return complexes
-        what = None
-        if self._inner is not None:
-            what = "a derivative of a derivative"
-        elif self._generated_kind == "jvp" and self.kind != "jvp" and complexes & set(self.wrt):
-            what = f"{self.kind} in forward mode (use mode='reverse')"
-            complexes = complexes & set(self.wrt)  # (those named below)
-        if what is not None:
-            first = sorted(complexes)[0]
-            raise TypeError(
-                f"{self.__name__} got a complex argument {first!r}; srcgrad takes complex "
-                f"arguments in reverse mode and jvp, not yet in {what}. Pass the real and "
-                f"imaginary parts ({first}.real, {first}.imag) as two arguments and make the "
-                "complex value inside the function (z = x + 1j * y)"
-            )
-        return complexes
 
     def _call_over_gradient(self, args: tuple, kwargs: dict) -> Any:
         """The vjp of a gradient: the cotangent (shaped like the gradient: a tuple for a
@@ -421,7 +391,7 @@ class Derivative:
                 raise
             raise TypeError(self._usage(len(args) + extra_count + len(kwargs))) from None
         check_arguments(values, self._params, self.__name__)
-        complexes = self._complex_arguments(values)
+        complexes = complex_arguments(self, values)
         for w in self.wrt:
             if w not in complexes:
                 _check_differentiable(w, values[self._params.index(w)], self.__name__)
@@ -434,7 +404,7 @@ class Derivative:
         statics = tuple((p, v) for p, v in zip(self._params, values) if is_function_value(v))
         derived = self._derived(ranks, backend, wide, floats, statics, complexes)
         if derived.copied:  # (never by the quick path: this check runs on every call)
-            _check_written_apart(derived.copied, self._params, values, self.__name__)
+            check_written_apart(derived.copied, self._params, values, self.__name__)
             quick = None
         likes = None
         if quick is not None:  # with the entry it came from
@@ -557,29 +527,6 @@ class Derivative:
             grads = (grads,)
         likes = likes or (_like_tree,) * len(self._wrt_index)
         return tuple(like(g, values[i]) for g, i, like in zip(grads, self._wrt_index, likes))
-
-
-def _check_written_apart(
-    copied: tuple[str, ...], params: list[str], values: list[Any], name: str
-) -> None:
-    """Refuse arguments where one the function writes into shares memory with another:
-    numpy's write would be seen through the other, and the derivative, which writes
-    into its own copy, would differentiate another function."""
-    arrays = [[leaf for leaf in pytree.leaves(v) if isinstance(leaf, np.ndarray)] for v in values]
-    for p in copied:
-        if p not in params:
-            continue
-        k = params.index(p)
-        for j, others in enumerate(arrays):
-            if j == k:
-                continue
-            if any(np.shares_memory(a, b) for a in arrays[k] for b in others):
-                raise ValueError(
-                    f"{name}: the function writes into its argument {p!r}, and the "
-                    f"argument for {params[j]!r} shares its memory (the same array, or a "
-                    "view of it): numpy's write would change both. Pass a copy "
-                    f"({params[j]}.copy()) for one of them."
-                )
 
 
 def _vjp_of_gradient(gradient: Derivative, outer: Derivative) -> Derivative:

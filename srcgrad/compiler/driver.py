@@ -17,24 +17,22 @@ import contextlib
 import copy
 import dataclasses
 import gc
-import keyword
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends import NUMPY, Backend
-from ..errors import UnsupportedSyntaxError
 from . import emit as emit_stage
 from .analyze import analyze
 from .analyze.checks import check_facts
 from .analyze.facts import Facts
+from .analyze.records import check_dataclass_uses, record_fields
 from .astwalk import copy_tree, loaded, stored, unparse
+from .emit import unit_tangent_wrapper  # noqa: F401  (for derivative.as_function)
 from .normalize.lower import (
     Normalized,
     dict_keys,
-    field_of,
-    is_dataclass_structure,
     normalize,
 )
 from .optimize import optimize
@@ -198,7 +196,7 @@ def analyzed(
         if keys is not None:
             found[where] = keys
     fields = dict(norm.fields)
-    fields.update(_fields(norm, ranks))
+    fields.update(record_fields(norm, ranks))
     while True:
         if found != norm.dicts or fields != norm.fields:
             _count("normalize")
@@ -219,62 +217,13 @@ def analyzed(
             for name, where in norm.iterated.items()
             if (keys := dict_keys(facts.trees.get(name))) is not None and where not in found
         }
-        more_fields = {w: f for w, f in _fields(norm, facts.trees).items() if w not in fields}
+        more_fields = {w: f for w, f in record_fields(norm, facts.trees).items() if w not in fields}
         if not more and not more_fields:
-            _check_dataclass_uses(norm, facts)
+            check_dataclass_uses(norm, facts)
             check_facts(norm, facts)  # (of the lowering differentiated, not the others)
             return norm, facts
         found.update(more)
         fields.update(more_fields)
-
-
-def _fields(norm: Normalized, trees: dict[str, Any]) -> dict[tuple[int, int, int, int], Any]:
-    """The attribute reads of ``norm`` that read a field of a namedtuple or a dataclass,
-    by the structures of the values (``trees``: of the names as lowered), where each is
-    read as an item (its index, its name)."""
-    out = {}
-    for where, (name, attr, method) in norm.attributes.items():
-        field = None if method else field_of(trees.get(name), attr)
-        if field is not None:
-            out[where] = field
-    return out
-
-
-def _check_dataclass_uses(norm: Normalized, facts: Facts) -> None:
-    """Refuse what generated code cannot do with a dataclass, which it is given as the
-    dict of its fields: read an attribute that is not a field, call a method, give it
-    whole to anything but a function of the user's (``isinstance``, ``print``: they
-    would see the dict)."""
-    trees = facts.trees
-    for where, (name, attr, method) in norm.attributes.items():
-        if where in norm.fields or not is_dataclass_structure(trees.get(name)):
-            continue
-        node = ast.Attribute(value=ast.Name(id=name, ctx=ast.Load()), attr=attr, ctx=ast.Load())
-        node.lineno, node.col_offset, node.end_lineno, node.end_col_offset = where
-        what = f"calls its method `.{attr}(...)`" if method else f"reads `.{attr}`, not a field"
-        raise norm.parsed.locator.error(
-            UnsupportedSyntaxError,
-            node,
-            f"srcgrad differentiates a dataclass argument as a pytree of its fields (read as "
-            f"`obj.field`); here the code {what}. Compute that outside and pass it in, or "
-            "call the method as a function of the fields.",
-        )
-    for stmt, op in facts.ops.items():
-        if (
-            op.key in ("getitem", "copy")
-            or (op.call_args is not None and op.callee is not None)  # (a function of yours)
-            or getattr(op.callee, "__srcgrad_helper__", None) is not None  # (zeros_seq(p))
-        ):
-            continue
-        for atom in op.args.values():
-            if isinstance(atom, ast.Name) and is_dataclass_structure(trees.get(atom.id)):
-                raise norm.parsed.locator.error(
-                    UnsupportedSyntaxError,
-                    norm.origin.get(stmt, stmt),
-                    "srcgrad differentiates a dataclass argument as a pytree of its fields "
-                    "(read as `obj.field`, or passed to your own functions); here it is used "
-                    "whole otherwise. Read its fields here, or pass in what this computes.",
-                )
 
 
 def _renamed(norm: Normalized, renames: dict[str, str]) -> Normalized:
@@ -527,56 +476,6 @@ def _emitted(
         trace=trace or {},
         callees=tuple(n.parsed for f, n in program.fronts.items() if f is not parsed.func),
     )
-
-
-def unit_tangent_wrapper(
-    derived: Derived, params: list[str], wrt: str, name: str
-) -> Callable[..., Any]:
-    """A generated function returning the forward-mode derivative with respect to the
-    scalar ``wrt``: one call of the jvp ``derived`` with a unit tangent. It has
-    source, so it can be differentiated again (third and higher order).
-
-    The module is built from AST nodes: ``name`` (the user's function's, which may be
-    any text) appears only in the docstring's ``ast.Constant``, and the parameters are
-    checked as identifiers::
-
-        def d_f(x, y):
-            _, x_derivative = jvp_f(x, y, x * 0.0 + 1.0)
-            return x_derivative
-    """
-    for p in params:
-        if not p.isidentifier() or keyword.iskeyword(p):
-            raise TypeError(
-                f"srcgrad cannot differentiate {name!r} again: its parameter {p!r} is not a name"
-            )
-    namer = Namer({*params, derived.name})
-    function = namer.fresh("d_" + derived.name.removeprefix("jvp_"))  # (a lambda's: jvp_lambda)
-    value, tangent = namer.fresh("_"), namer.fresh(f"{wrt}_derivative")
-    unit = ast.BinOp(
-        left=ast.BinOp(
-            left=ast.Name(id=wrt, ctx=ast.Load()), op=ast.Mult(), right=ast.Constant(0.0)
-        ),
-        op=ast.Add(),
-        right=ast.Constant(1.0),
-    )
-    call = ast.Call(
-        func=ast.Name(id=derived.name, ctx=ast.Load()),
-        args=[*(ast.Name(id=p, ctx=ast.Load()) for p in params), unit],
-        keywords=[],
-    )
-    pair = ast.Tuple(
-        elts=[ast.Name(id=value, ctx=ast.Store()), ast.Name(id=tangent, ctx=ast.Store())],
-        ctx=ast.Store(),
-    )
-    body: list[ast.stmt] = [
-        ast.Assign(targets=[pair], value=call),
-        ast.Return(value=ast.Name(id=tangent, ctx=ast.Load())),
-    ]
-    title = f"The derivative of {name} with respect to {wrt}, generated by srcgrad."
-    docstring = ast.Module(body=[ast.Expr(ast.Constant(title))], type_ignores=[])
-    text = f"{ast.unparse(docstring)}\n\n\n{unparse(function_def(function, params, body))}\n"
-    module = emit_stage.load(text, {derived.name: derived.function}, f"derivative of {name}")
-    return module.function(function)
 
 
 def stages(
