@@ -43,29 +43,14 @@ _AXES = dict(
     complex_ok=True,
 )
 
-for _f in (np.fft.fft, np.fft.ifft):
-    name = f"np.fft.{_f.__name__}"
-    register(_f, Rule(name=name, jvp={"a": linear}, vjp={"a": linear}, **_ONE_AXIS))
-for _f in (np.fft.fft2, np.fft.ifft2):
-    register(
-        _f,
-        Rule(
-            name=f"np.fft.{_f.__name__}",
-            jvp={"a": linear},
-            vjp={"a": linear},
-            **{**_AXES, "defaults": {**_AXES["defaults"], "axes": (-2, -1)}},
-        ),
-    )
-for _f in (np.fft.fftn, np.fft.ifftn):
-    register(
-        _f,
-        Rule(
-            name=f"np.fft.{_f.__name__}",
-            jvp={"a": linear},
-            vjp={"a": linear},
-            **{**_AXES, "defaults": {**_AXES["defaults"], "axes": None}},
-        ),
-    )
+for _fs, _extra in (
+    ((np.fft.fft, np.fft.ifft), _ONE_AXIS),
+    ((np.fft.fft2, np.fft.ifft2), {**_AXES, "defaults": {**_AXES["defaults"], "axes": (-2, -1)}}),
+    ((np.fft.fftn, np.fft.ifftn), {**_AXES, "defaults": {**_AXES["defaults"], "axes": None}}),
+):
+    for _f in _fs:  # (symmetric: each its own adjoint)
+        _name = f"np.fft.{_f.__name__}"
+        register(_f, Rule(name=_name, jvp={"a": linear}, vjp={"a": linear}, **_extra))
 register(
     np.fft.rfft,
     Rule(

@@ -17,13 +17,9 @@ class IndexConcatenation:
         """``"r_"`` or ``"c_"`` where ``node`` names numpy's ``np.r_`` or ``np.c_``."""
         if not self.is_static(node):
             return None
-        path = []
-        while isinstance(node, ast.Attribute):
-            path.append(node.attr)
-            node = node.value
-        value = self.env.get(node.id)
-        for attr in reversed(path):
-            value = getattr(value, attr, None)
+        from .expressions import _static_value  # (it imports this module)
+
+        value = _static_value(node, self.env)
         numpy = sys.modules.get("numpy")
         for kind in ("r_", "c_"):
             if numpy is not None and value is getattr(numpy, kind):

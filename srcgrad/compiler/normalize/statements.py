@@ -11,7 +11,7 @@ import importlib
 import sys
 
 from ..astwalk import copy_tree
-from .expressions import _UNSUPPORTED_EXPRS
+from .expressions import _UNSUPPORTED_EXPRS, _static_value
 from .iteration import _Iteration
 
 _UNSUPPORTED_STMTS: dict[type, tuple[str, str]] = {
@@ -297,13 +297,7 @@ class _Statements(_Iteration):
         """Whether ``call`` calls numpy's function ``name`` (by a global name)."""
         if not self.is_static(call.func):
             return False
-        node, path = call.func, []
-        while isinstance(node, ast.Attribute):
-            path.append(node.attr)
-            node = node.value
-        value = self.env.get(node.id)
-        for attr in reversed(path):
-            value = getattr(value, attr, None)
+        value = _static_value(call.func, self.env)
         return value is getattr(sys.modules["numpy"], name, object())
 
     def nested(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
