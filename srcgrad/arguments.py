@@ -31,13 +31,13 @@ def _mode_over(inner: Derivative, kind: str, mode: str) -> str:
     ``TypeError`` for the others."""
     made = f"{kind} of {inner!r}"
     if inner.kind in ("grad", "vjp"):
-        if kind == "vjp" and inner.kind == "grad" and inner._inner is None and not inner.has_aux:
-            return "reverse"  # (over the function's forward-mode code: Derivative._over_gradient)
+        if kind == "vjp" and inner._inner is None and not inner.has_aux:
+            return "reverse"  # (over the function's forward-mode code: Derivative._over_reverse)
         if kind == "vjp":
             raise TypeError(
                 f"srcgrad runs forward mode over the reverse-mode code of {inner!r}, not reverse "
-                f"mode again, so it has no {made} (it has the vjp of a gradient of a Python "
-                "function). Use srcgrad.jvp of it (a column at a time), "
+                f"mode again, so it has no {made} (it has the vjp of a gradient or a vjp of a "
+                "Python function). Use srcgrad.jvp of it (a column at a time), "
                 "srcgrad.jacobian(..., mode='forward'), or for a gradient srcgrad.hvp / "
                 "srcgrad.hessian of the function itself"
             )

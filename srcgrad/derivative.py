@@ -105,11 +105,11 @@ class Derivative:
         #: quick calls (see __call__) by _quick_key, and by _code_key for other shapes
         self._quick: dict[tuple, _QuickCall] = {}
         self._quick_by_code: dict[tuple, _QuickCall] = {}
-        #: the vjp of a gradient: the gradient, with respect to ``wrt``, of the function's
-        #: jvp along the cotangent (see _vjp_of_gradient)
-        self._over_gradient: Derivative | None = None
-        if kind == "vjp" and self._inner is not None and self._inner.kind == "grad":
-            self._over_gradient = _vjp_of_gradient(self._inner, self)
+        #: the vjp of a gradient or of a vjp: reverse mode over the function's jvp along
+        #: the cotangent (see _vjp_of_reverse)
+        self._over_reverse: Derivative | None = None
+        if kind == "vjp" and self._inner is not None and self._inner.kind in ("grad", "vjp"):
+            self._over_reverse = _vjp_of_reverse(self._inner, self)
 
     def _add_extra_parameters(self, inner: Derivative) -> None:
         """Add the parameters after the function's that the code of the derivative
@@ -177,21 +177,27 @@ class Derivative:
             self._wrappers[key] = (derived, wrapper)
         return wrapper
 
-    def _call_over_gradient(self, args: tuple, kwargs: dict) -> Any:
-        """The vjp of a gradient: the cotangent (shaped like the gradient: a tuple for a
-        tuple ``wrt``) is the tangent of the function's jvp, one part per argument."""
-        if len(args) < 1:
+    def _call_over_reverse(self, args: tuple, kwargs: dict) -> Any:
+        """The vjp of a gradient or a vjp: the cotangent (shaped like the inner
+        derivative's result: a tuple for a tuple ``wrt``) is the tangent of the function's
+        jvp, one part per argument; a vjp's own cotangent is the outer cotangent of that
+        jvp."""
+        inner = self._inner
+        if len(args) < 1 + (inner.kind == "vjp"):
             raise TypeError(self._usage(len(args) + len(kwargs)))
         *values, dout = args
-        gradient = self._inner
-        parts = tuple(dout) if gradient._wrt_tuple and isinstance(dout, (tuple, list)) else (dout,)
-        if len(parts) != len(gradient.wrt):
+        parts = tuple(dout) if inner._wrt_tuple and isinstance(dout, (tuple, list)) else (dout,)
+        if len(parts) != len(inner.wrt):
             raise TypeError(
-                f"{self!r} takes a cotangent shaped like the gradient: a tuple of "
-                f"{len(gradient.wrt)} arrays, one for each of {tuple(gradient.wrt)}"
+                f"{self!r} takes a cotangent shaped like {inner!r}'s result: a tuple of "
+                f"{len(inner.wrt)} arrays, one for each of {tuple(inner.wrt)}"
             )
-        result = self._over_gradient(*values, *parts, **kwargs)
-        self._last = self._over_gradient._last
+        if inner.kind == "vjp":  # (its cotangent, last of the values)
+            *values, inner_dout = values
+            result = self._over_reverse(*values, *parts, inner_dout, **kwargs)
+        else:
+            result = self._over_reverse(*values, *parts, **kwargs)
+        self._last = self._over_reverse._last
         return result
 
     def _derived(
@@ -208,7 +214,7 @@ class Derivative:
         ``floats``: the parameters whose arguments are floats (numbers or float arrays);
         ``statics``: (parameter, function) for the arguments that are functions (the code
         calls their derivatives: it is made for those very functions)."""
-        if self._over_gradient is not None:
+        if self._over_reverse is not None:
             raise TypeError(
                 f"srcgrad does not differentiate {self!r} again (it is reverse mode over "
                 "forward-mode code already); differentiate the function itself to the order "
@@ -360,8 +366,8 @@ class Derivative:
 
     # -- calling -------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._over_gradient is not None:
-            return self._call_over_gradient(args, kwargs)
+        if self._over_reverse is not None:
+            return self._call_over_reverse(args, kwargs)
         extras: Sequence[Any] = ()
         extra_count = self._extra_count
         if extra_count:
@@ -529,15 +535,22 @@ class Derivative:
         return tuple(like(g, values[i]) for g, i, like in zip(grads, self._wrt_index, likes))
 
 
-def _vjp_of_gradient(gradient: Derivative, outer: Derivative) -> Derivative:
-    """The vjp of ``gradient`` (``grad(f, wrt=W)``) with respect to ``outer.wrt``, as
-    reverse mode over ``f``'s forward-mode code: the cotangent ``u`` of ``grad f`` gives
-    ``u . d(grad_W f)/d(args) = grad_args <grad_W f, u>``, and ``<grad_W f, u>`` is the
-    tangent output of ``jvp(f, wrt=W)`` along ``u``. Exact, with no symmetry assumed
-    (JAX's ``jacrev(grad(f))``: reverse over reverse gives the same numbers)."""
+def _vjp_of_reverse(inner: Derivative, outer: Derivative) -> Derivative:
+    """The vjp of ``inner`` (``grad(f, wrt=W)`` or ``vjp(f, wrt=W)``) with respect to
+    ``outer.wrt``, as reverse mode over ``f``'s forward-mode code. The cotangent ``u`` of
+    ``grad f`` gives ``u . d(grad_W f)/d(args) = grad_args <grad_W f, u>``, the gradient of
+    the tangent output of ``jvp(f, wrt=W)`` along ``u``; of a vjp, ``<J_W' dout, u> =
+    <dout, J_W u>``, the vjp of that jvp's tangent output with cotangent ``dout``. Exact,
+    with no symmetry assumed (JAX's ``jacrev(grad(f))``: reverse over reverse gives the
+    same numbers)."""
+    if inner.kind == "vjp" and set(outer.wrt) - set(inner._params):
+        raise TypeError(
+            f"srcgrad differentiates {inner!r} in reverse mode with respect to the arguments "
+            f"of {inner.__wrapped__.__qualname__}, not its cotangent (the derivative in that "
+            "is the jvp: use srcgrad.jvp of the function)"
+        )
     tangents = Derivative(
-        gradient.__wrapped__,
-        "jvp",
-        tuple(gradient.wrt) if gradient._wrt_tuple else gradient.wrt[0],
+        inner.__wrapped__, "jvp", tuple(inner.wrt) if inner._wrt_tuple else inner.wrt[0]
     )
-    return Derivative(tangents, "grad", tuple(outer.wrt) if outer._wrt_tuple else outer.wrt[0])
+    kind = "grad" if inner.kind == "grad" else "vjp"
+    return Derivative(tangents, kind, tuple(outer.wrt) if outer._wrt_tuple else outer.wrt[0])

@@ -47,8 +47,8 @@ class Jacobian:
         if mode not in _MODES:
             raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
         if isinstance(func, Derivative):
-            over_gradient = func.kind == "grad" and func._inner is None and not func.has_aux
-            if func.kind in ("grad", "vjp") and mode == "reverse" and not over_gradient:
+            over_reverse = func._inner is None and not func.has_aux  # (see _vjp_of_reverse)
+            if func.kind in ("grad", "vjp") and mode == "reverse" and not over_reverse:
                 raise TypeError(
                     f"jacobian of {func!r} in reverse mode would run reverse mode over its "
                     "reverse-mode code, which srcgrad does not do; pass mode='forward' "

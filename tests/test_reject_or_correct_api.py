@@ -105,11 +105,10 @@ def _higher_order_cases():
 def _refusal(outer, kind, func, j, args, twin):
     """The error a combination is refused with (type, message fragment), or None."""
     reverse_inner = kind in ("grad", "vjp")
-    # (the vjp of a gradient is reverse mode over the function's forward-mode code)
-    if outer == "vjp" and kind == "vjp":
-        return TypeError, "not reverse mode again"
-    if outer == "jacobian_reverse" and kind == "vjp":
-        return TypeError, "pass mode='forward'"
+    # (reverse mode over a gradient or a vjp is reverse mode over the function's
+    # forward-mode code, with respect to the function's arguments, not a vjp's cotangent)
+    if outer in ("vjp", "jacobian_reverse") and kind == "vjp" and j == 2:
+        return TypeError, "not its cotangent"
     scalar = np.ndim(twin(*args)) == 0
     if outer in ("grad", "grad_forward", "value_and_grad", "hvp") and not scalar:
         return (TypeError, ValueError), "scalar"

@@ -1,13 +1,14 @@
-"""Issue 18, item 6: reverse mode over a gradient (JAX's ``jacrev(grad(f))``, Tangent's
-reverse-over-reverse): ``srcgrad.vjp(srcgrad.grad(f))`` and
-``srcgrad.jacobian(srcgrad.grad(f), mode="reverse")``.
+"""Issue 18, item 6: reverse mode over a gradient or a vjp (JAX's ``jacrev(grad(f))``,
+Tangent's reverse-over-reverse): ``srcgrad.vjp(srcgrad.grad(f))``,
+``srcgrad.vjp(srcgrad.vjp(f))`` and ``srcgrad.jacobian(..., mode="reverse")`` of them.
 
 srcgrad computes them as reverse mode over the function's forward-mode code: the
 cotangent ``u`` of ``grad f`` gives ``u . d(grad f)/d(args) = grad_args <grad f, u>``,
 the gradient of a jvp's tangent output, exact with no symmetry assumed (a gradient with
 respect to some arguments, differentiated with respect to others, is no Hessian).
-Checked against autograd's reverse over reverse on the same source, for functions with
-loops, branches and calls, with respect to every argument.
+A vjp's cotangent ``u``: ``<J' dout, u> = <dout, J u>``, the vjp of the jvp's tangent
+output. Checked against autograd's reverse over reverse on the same source, for
+functions with loops, branches and calls, with respect to every argument.
 """
 
 from __future__ import annotations
@@ -91,3 +92,29 @@ def test_the_code_is_reverse_mode_over_forward_mode_code():
     over(x, w, np.ones(3))
     assert "def grad_jvp_branchy(" in over.source
     assert "# grad of:" in over.source
+
+
+def mixed(x, w):
+    return np.tanh(x * w) * np.sum(w**2) + layer(x, w)
+
+
+@pytest.mark.parametrize("inner_wrt, outer_wrt", [(0, 0), (0, (0, 1)), ((0, 1), 1)])
+@given(data=st.data())
+def test_vjp_of_vjp_is_autograds_reverse_over_reverse(inner_wrt, outer_wrt, data):
+    x, w, dout = (data.draw(finite((3,))) for _ in range(3))
+    parts = inner_wrt if isinstance(inner_wrt, tuple) else (inner_wrt,)
+    u = tuple(data.draw(finite((3,))) for _ in parts)
+    cotangent = u if isinstance(inner_wrt, tuple) else u[0]
+    got = srcgrad.vjp(srcgrad.vjp(mixed, wrt=inner_wrt), wrt=outer_wrt)(x, w, dout, cotangent)
+
+    twin = autograd_twin(mixed)
+
+    def inner(x, w):
+        result = autograd.make_vjp(twin, inner_wrt)(x, w)[0](dout)
+        return autograd.builtins.tuple(result) if isinstance(inner_wrt, tuple) else result
+
+    want = autograd.make_vjp(inner, outer_wrt)(x, w)[0](cotangent)
+    got = got if isinstance(outer_wrt, tuple) else (got,)
+    want = want if isinstance(outer_wrt, tuple) else (want,)
+    for g, expected in zip(got, want):
+        np.testing.assert_allclose(g, expected, rtol=1e-9, atol=1e-11)
