@@ -38,8 +38,7 @@ DELAY = (TAPS - 1) / 2  # the delay of a symmetric filter, in samples
 
 def response(h):
     """The filter's frequency response at POINTS // 2 + 1 frequencies (complex)."""
-    padded = np.concatenate([h, np.zeros(POINTS - TAPS)])
-    return np.fft.rfft(padded)
+    return np.fft.rfft(h, n=POINTS)  # (the taps padded with zeros to POINTS)
 
 
 def loss(h, target, in_pass):

@@ -155,6 +155,7 @@ HOLOMORPHIC = [
             "index_adjoint_add",
             "rfft_adjoint",
             "irfft_adjoint",
+            "resized_like",
             "cumsum_vjp",
             "zero_adjoint",
             "zeros_seq",

@@ -13,8 +13,10 @@ adjoints follow the convention of :mod:`.complex_numbers` (``dL = Re(z_bar * dz)
   conjugate ``rfft`` of ``g`` (``srcgrad/rules/helpers/fft.py`` says why);
 - ``fftshift`` and ``ifftshift``: permutations, each the other's adjoint.
 
-A length other than the input's (``n=``, ``s=``) pads or cuts the input: not
-differentiated yet, a clear error at the call.
+``n=`` (``fft``, ``ifft``, ``rfft``) pads or cuts the input along the axis first: its
+adjoint cuts or pads the transform of ``g`` back (``resized_like``). ``s=`` of the
+n-d transforms and ``n=`` of ``irfft`` are not differentiated yet: a clear error at
+the call.
 """
 
 from __future__ import annotations
@@ -31,10 +33,21 @@ def _rank(ctx: Context) -> int | None:
 _ONE_AXIS = dict(
     params=("a", "n", "axis", "norm", "out"),
     defaults={"n": None, "axis": -1, "norm": None, "out": None},
-    fixed={"n": None, "out": None},
+    fixed={"out": None},
     rank=_rank,
     complex_ok=True,
 )
+
+
+def _resized_vjp(ctx: Context) -> str:
+    """The adjoint of ``fft``/``ifft`` with ``n``: the input padded or cut to ``n`` (``P``),
+    then the symmetric transform: ``P' F' g`` is the transform of ``g`` cut or padded
+    back to the input's length along ``axis``."""
+    if ctx.is_static("n") and ctx.static("n") is None:
+        return linear(ctx)
+    return f"resized_like(np.fft.{ctx.rule.name.split('.')[-1]}(g, axis=axis, norm=norm), a, axis)"
+
+
 _AXES = dict(
     params=("a", "s", "axes", "norm", "out"),
     defaults={"s": None, "norm": None, "out": None},
@@ -43,8 +56,10 @@ _AXES = dict(
     complex_ok=True,
 )
 
+for _f in (np.fft.fft, np.fft.ifft):
+    _name = f"np.fft.{_f.__name__}"
+    register(_f, Rule(name=_name, jvp={"a": linear}, vjp={"a": _resized_vjp}, **_ONE_AXIS))
 for _fs, _extra in (
-    ((np.fft.fft, np.fft.ifft), _ONE_AXIS),
     ((np.fft.fft2, np.fft.ifft2), {**_AXES, "defaults": {**_AXES["defaults"], "axes": (-2, -1)}}),
     ((np.fft.fftn, np.fft.ifftn), {**_AXES, "defaults": {**_AXES["defaults"], "axes": None}}),
 ):
@@ -56,7 +71,7 @@ register(
     Rule(
         name="np.fft.rfft",
         jvp={"a": linear},
-        vjp={"a": "rfft_adjoint(g, a, axis, norm)"},
+        vjp={"a": "rfft_adjoint(g, a, n, axis, norm)"},
         **_ONE_AXIS,
     ),
 )
@@ -66,7 +81,7 @@ register(
         name="np.fft.irfft",
         jvp={"a": linear},
         vjp={"a": "irfft_adjoint(g, axis, norm)"},
-        **_ONE_AXIS,
+        **{**_ONE_AXIS, "fixed": {"n": None, "out": None}},
     ),
 )
 for _f, _inverse in ((np.fft.fftshift, "ifftshift"), (np.fft.ifftshift, "fftshift")):

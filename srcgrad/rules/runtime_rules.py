@@ -40,7 +40,8 @@ def _nondiff(name: str, params: tuple[str, ...], **extra) -> None:
 
 
 helper("unbroadcast", ("d", "x"), ("d",), rank=_rank_of("x"))
-helper("rfft_adjoint", ("d", "x", "axis", "norm"), ("d",), rank=_rank_of("x"))
+helper("rfft_adjoint", ("d", "x", "n", "axis", "norm"), ("d",), rank=_rank_of("x"))
+helper("resized_like", ("d", "x", "axis"), ("d",), rank=_rank_of("x"))
 helper("irfft_adjoint", ("d", "axis", "norm"), ("d",), rank=_rank_of("d"))
 helper("unbroadcast_to", ("d", "shape"), ("d",))
 helper("broadcast_like", ("d", "y"), ("d",), rank=_rank_of("y"))

@@ -9,11 +9,26 @@ copied as source into the generated module, so it reads no module-level name but
 import numpy as np
 
 
-def rfft_adjoint(g, x, axis, norm):
-    """The adjoint of ``np.fft.rfft(x, axis=axis, norm=norm)``: the rows of the DFT it
-    keeps, transposed, are the full DFT of ``g`` padded with zeros to ``x``'s length
-    (the DFT matrix is symmetric); its real part is taken for the real ``x``."""
-    return np.fft.fft(g, n=np.shape(x)[axis], axis=axis, norm=norm)
+def rfft_adjoint(g, x, n, axis, norm):
+    """The adjoint of ``np.fft.rfft(x, n=n, axis=axis, norm=norm)``: the rows of the DFT
+    it keeps, transposed, are the full DFT of ``g`` padded with zeros to the transform's
+    length (the DFT matrix is symmetric), cut or padded back to ``x``'s length where
+    ``n`` differs from it; its real part is taken for the real ``x``."""
+    length = np.shape(x)[axis] if n is None else n
+    return resized_like(np.fft.fft(g, n=length, axis=axis, norm=norm), x, axis)
+
+
+def resized_like(v, x, axis):
+    """``v`` cut or padded with zeros along ``axis`` to ``x``'s length there: the
+    adjoint of numpy's padding or cutting an input to a transform's length ``n``."""
+    want, have = np.shape(x)[axis], np.shape(v)[axis]
+    if want == have:
+        return v
+    if want < have:
+        return np.take(v, np.arange(want), axis=axis)
+    pad = [(0, 0)] * np.ndim(v)
+    pad[axis] = (0, want - have)
+    return np.pad(v, pad)
 
 
 def irfft_adjoint(g, axis, norm):
