@@ -110,7 +110,7 @@ def test_the_listing_names_the_distribution():
 # -- the loc-scale families: hypothesis rows through rule_checks.check -------------------------
 import functions_scipy_stats as fs  # noqa: E402
 import rule_checks  # noqa: E402
-from hypothesis import given  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from rule_checks import Domain, check, operand, shapes, values  # noqa: E402
 
@@ -141,7 +141,13 @@ def family_params() -> list:
     ]
 
 
+#: 48 rows, each drawing shapes and dtypes that make new code, checked to second order: a
+#: third of the profile's examples each (5 in CI's, 100 in the thorough one)
+_FAMILY_EXAMPLES = max(5, settings.default.max_examples // 3)
+
+
 @pytest.mark.parametrize("family, method", family_params())
+@settings(max_examples=_FAMILY_EXAMPLES)
 @given(data=st.data())
 def test_family(family, method, data):
     """x inside the support, every float argument differentiated (alone, then all at once),
