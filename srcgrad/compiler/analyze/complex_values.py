@@ -268,13 +268,9 @@ def use_complex_rules(facts: Facts) -> None:
         if op.ctx is None or op.problem or not _hashable_in(op.key, COMPLEX_RULES):
             continue
         args = op.args.values()
-        if any(isinstance(a, ast.Name) and a.id in found or _complex_constant(a) for a in args):
+        if any(_complex_atom(a, found) for a in args):
             op.rule = COMPLEX_RULES[op.key]
             op.ctx = dataclasses.replace(op.ctx, rule=op.rule)
-
-
-def _complex_constant(atom: ast.expr) -> bool:
-    return isinstance(atom, ast.Constant) and _is_complex(atom.value)
 
 
 # -- what srcgrad does not differentiate on complex numbers (asked by checks) -----------------
@@ -298,9 +294,10 @@ def complex_problem_of(norm: Normalized, facts: Facts, op: Op) -> str | None:
 
 
 def _complex_atom(atom: ast.expr, found: dict[str, str]) -> bool:
+    """Whether ``atom`` (a name or a constant) holds a complex value."""
     if isinstance(atom, ast.Name):
         return atom.id in found
-    return isinstance(atom, ast.Constant) and isinstance(atom.value, complex)
+    return isinstance(atom, ast.Constant) and _is_complex(atom.value)
 
 
 def _complex_place(
