@@ -85,6 +85,8 @@ class _Expressions(CallArguments, IndexConcatenation):
         self.checks: dict[ast.stmt, tuple[str, str]] = {}  # see Normalized.checks
         self.pending_check: tuple[str, str] | None = None  # for the next statement
         self.errstate: dict[str, str] = {}  # see Normalized.errstate
+        self.keyed: dict[str, tuple[int, int, int, int]] = {}  # see Normalized.keyed
+        self.waiting: UnsupportedSyntaxError | None = None  # see Normalized.waiting
 
     @contextlib.contextmanager
     def block(self, into: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
