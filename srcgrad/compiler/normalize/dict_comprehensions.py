@@ -75,6 +75,14 @@ def expand_comprehensions(
     return out, expander.waiting
 
 
+def expand_comprehension(
+    node: ast.DictComp | ast.SetComp, env: dict[str, Any], local: set[str], fail: Fail, keyed: Keyed
+) -> ast.expr:
+    """The display the comprehension ``node`` makes, or ``node`` itself where ``keyed``
+    says :data:`LATER` (its inner comprehensions written out alike)."""
+    return _Expander(env, local, fail, keyed).visit(node)
+
+
 class _Expander(ast.NodeTransformer):
     def __init__(self, env: dict[str, Any], local: set[str], fail: Fail, keyed: Keyed) -> None:
         self.env = env

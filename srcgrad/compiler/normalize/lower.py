@@ -218,6 +218,10 @@ class Normalized:
         return " ".join(line.strip() for line in lines)
 
 
+#: how many times dicts built in the function are lowered (one written out of another)
+_DICT_ROUNDS = 4
+
+
 def normalize(parsed: ParsedFunction, entry: bool = False) -> Normalized:
     """Lower ``parsed`` into the core grammar. ``entry``: the function differentiated,
     not one it calls (see ``normalize.arguments``)."""
@@ -276,7 +280,10 @@ class _Normalizer(_Statements):
         if inlined is not body:  # (the nested functions' own containers and comprehensions)
             inlined = self.expand(lower_containers(inlined, self.env, local), local)
             body = lower_comprehensions(inlined, self.namer, self.env)
-        body = lower_dicts(body, self.namer, self.env, local, self.fail)
+        for _ in range(_DICT_ROUNDS):  # (a dict comprehension over a dict: a dict again)
+            lowered, body = body, lower_dicts(body, self.namer, self.env, local, self.fail)
+            if lowered is body:
+                break
         body, _ = expand_comprehensions(body, self.env, local, self.fail, lambda n: None)
         body = lower_constant_sets(body, self.env, local, self.fail)
         if self.entry:
