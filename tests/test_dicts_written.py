@@ -131,6 +131,19 @@ def read_before_written(x):
     return np.sum(y)
 
 
+def read_on_a_path_that_does_not_run(x):
+    d = {"a": x}
+    if "b" in d:
+        return np.sum(d["b"])
+    return np.sum(d["a"] ** 2)
+
+
+def test_a_key_missing_on_a_path_that_does_not_run():
+    for mode in MODES:
+        derivative = srcgrad.grad(read_on_a_path_that_does_not_run, mode=mode)
+        np.testing.assert_allclose(derivative(X), 2 * X)
+
+
 def written_through_another_name(x):
     d = {"a": x}
     e = d

@@ -356,6 +356,7 @@ class _Lowering(ast.NodeTransformer):
         self.local = local
         self.fail = fail
         self.held: dict[str, dict[Any, str]] = {}
+        self.conditional = False  # (in a branch, a loop, after `and`, in `a if c else b`)
         self.plain_len = "len" not in local and env.get("len", builtins.len) is builtins.len
 
     def write(self, stmt: ast.stmt, name: str, key: Any, value: ast.expr) -> ast.stmt:
@@ -367,15 +368,33 @@ class _Lowering(ast.NodeTransformer):
         target = ast.Name(id=var, ctx=ast.Store())
         return ast.copy_location(ast.Assign(targets=[target], value=value), stmt)
 
-    def read(self, node: ast.AST, name: str, key: Any) -> ast.Name:
-        if key not in self.held[name]:
+    def read(self, node: ast.AST, name: str, key: Any) -> ast.expr:
+        """The variable of ``name[key]``; for a key the dict does not have here, an
+        error where every path reads it, else a read of an empty dict, which raises
+        Python's KeyError where it runs (``if "b" in d: d["b"]`` is no error)."""
+        if key not in self.held[name] and not self.conditional:
             raise self.fail(
                 node,
-                f"`{name}` has no key {key!r} here (Python raises KeyError); srcgrad follows "
-                "the keys a dict built in the function has at each line: write the key "
+                f"`{name}` has no key {key!r} here (Python raises KeyError): srcgrad follows "
+                "the keys a dict built in the function has at each line. Write the key "
                 "before reading it, or read it with `.get(key, default)`.",
             )
+        if key not in self.held[name]:
+            empty = ast.Dict(keys=[], values=[])
+            read = ast.Subscript(value=empty, slice=ast.Constant(key), ctx=ast.Load())
+            for n in ast.walk(read):
+                ast.copy_location(n, node)
+            return read
         return ast.copy_location(ast.Name(id=self.held[name][key], ctx=ast.Load()), node)
+
+    def visit(self, node: ast.AST) -> Any:
+        conditional = self.conditional
+        if isinstance(node, (ast.If, ast.For, ast.While, ast.IfExp, ast.BoolOp)):
+            self.conditional = True  # (more than needed: an if's test runs always)
+        try:
+            return super().visit(node)
+        finally:
+            self.conditional = conditional
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         value = node.value

@@ -75,6 +75,7 @@ from .dicts import lower_dicts
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
 from .iteration import _where
+from .keywords import with_keywords
 from .nested import inline_nested
 from .sets import lower_constant_sets
 from .statements import _is_docstring, _Statements
@@ -225,7 +226,7 @@ _DICT_ROUNDS = 4
 def normalize(parsed: ParsedFunction, entry: bool = False) -> Normalized:
     """Lower ``parsed`` into the core grammar. ``entry``: the function differentiated,
     not one it calls (see ``normalize.arguments``)."""
-    return _Normalizer(parsed, entry=entry).run()
+    return _Normalizer(with_keywords(parsed), entry=entry).run()
 
 
 class _Normalizer(_Statements):
@@ -239,8 +240,9 @@ class _Normalizer(_Statements):
             raise self.fail(
                 tree,
                 "srcgrad differentiates functions with named parameters (positional, "
-                "keyword-only, positional-only); **kwargs is not supported yet, nor *args "
-                "in the function differentiated (a function it calls may have *args).",
+                "keyword-only, positional-only); neither **kwargs nor *args in the "
+                "function differentiated (a function it calls may have both): name the "
+                "parameters, or pass a dict of them in as one argument.",
             )
         returned = self.lower_body(tree)
         ret = ast.Return(value=returned)
