@@ -191,7 +191,7 @@ def analyzed(
     a dict parameter's) or the analysis (a dict read out of a list of them) show it is a
     dict, whose loops then run over its keys (``Normalized.with_dict_keys``)."""
     found: dict[tuple[int, int, int, int], tuple] = dict(norm.dicts)
-    for name, where in norm.iterated.items():
+    for name, where in [*norm.iterated.items(), *norm.keyed.items()]:
         keys = dict_keys(ranks.get(name))
         if keys is not None:
             found[where] = keys
@@ -201,6 +201,8 @@ def analyzed(
         if found != norm.dicts or fields != norm.fields:
             _count("normalize")
             norm = norm.with_dict_keys(dict(found), dict(fields))
+        if norm.waiting is not None:  # (a comprehension over a parameter, not a dict)
+            raise norm.waiting
         facts = analyze(
             norm,
             wrt,

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
+from ..normalize.keywords import keyword_variant
 from .facts import (
     _COMPARE,
     _NOT,
@@ -202,6 +203,8 @@ def _unruled_op(
     # a runtime helper without a rule of its own (generated code differentiated
     # again) is plain numpy code too: srcgrad differentiates its source
     if is_user_function(callee):
+        callee, kws = keyword_variant(callee, kws)  # (f(x, a=v) of f(x, **kw))
+        op.callee = callee
         op.call_args, op.problem = _call_arguments(callee, args, kws)
         if op.call_args is not None:
             op.args = {

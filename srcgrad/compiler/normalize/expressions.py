@@ -85,6 +85,8 @@ class _Expressions(CallArguments, IndexConcatenation):
         self.checks: dict[ast.stmt, tuple[str, str]] = {}  # see Normalized.checks
         self.pending_check: tuple[str, str] | None = None  # for the next statement
         self.errstate: dict[str, str] = {}  # see Normalized.errstate
+        self.keyed: dict[str, tuple[int, int, int, int]] = {}  # see Normalized.keyed
+        self.waiting: UnsupportedSyntaxError | None = None  # see Normalized.waiting
 
     @contextlib.contextmanager
     def block(self, into: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
@@ -296,6 +298,16 @@ class _Expressions(CallArguments, IndexConcatenation):
             callee = ast.Name(id=func.id, ctx=ast.Load())
         elif isinstance(func, ast.Attribute):
             callee = self.attribute(self.atom(func.value), func, method=True)
+        elif isinstance(func, ast.Name) and func.id in self.current:
+            raise self.fail(
+                node,
+                f"srcgrad calls functions by the name they have where it reads the code; "
+                f"`{func.id}` is a variable here (a function returned by another call, as a "
+                "closure a factory makes, or taken out of a list or tuple), which srcgrad "
+                "does not follow yet: define the function in this function (a nested `def` "
+                "or a lambda bound to a name) or at module level, and pass what the closure "
+                "captures as an argument.",
+            )
         else:
             raise self.fail(
                 node,
