@@ -28,7 +28,7 @@ from .analyze import analyze
 from .analyze.checks import check_facts
 from .analyze.facts import Facts
 from .analyze.records import check_dataclass_uses, record_fields
-from .astwalk import copy_tree, loaded, stored, unparse
+from .astwalk import copy_tree, loaded, nodes, stored, unparse
 from .emit import unit_tangent_wrapper  # noqa: F401  (for derivative.as_function)
 from .normalize.lower import (
     Normalized,
@@ -234,7 +234,7 @@ def _renamed(norm: Normalized, renames: dict[str, str]) -> Normalized:
     checks, keeps the names the function has)."""
     if not renames:
         return norm
-    for node in ast.walk(norm.tree):  # (a free name is never a local of the function)
+    for node in nodes(norm.tree):  # (a free name is never a local of the function)
         if isinstance(node, ast.Name) and node.id in renames:
             node.id = renames[node.id]
     for new in renames.values():

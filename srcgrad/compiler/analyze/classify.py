@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
+from ..astwalk import nodes
 from ..normalize.keywords import keyword_variant
 from .facts import (
     _COMPARE,
@@ -96,7 +97,7 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
         return Op(stmt, target.id, rule, key, named, None, callee=callee, problem=str(exc))
     ranks = {p: facts.shape(a).rank for p, a in bound.items()}
     if index is not None:
-        for node in ast.walk(index):
+        for node in nodes(index):
             if isinstance(node, ast.Name):
                 ranks[f"index:{node.id}"] = facts.shape(node).rank
     ctx = Context(

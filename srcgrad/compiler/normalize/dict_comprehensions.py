@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
-from ..astwalk import copy_tree
+from ..astwalk import copy_tree, nodes
 from .constants import UNKNOWN, constant_value
 
 Fail = Callable[[ast.AST, str], UnsupportedSyntaxError]
@@ -68,7 +68,7 @@ def expand_comprehensions(
     """``body`` with its dict and set comprehensions written out (see the module's
     docstring; the user's statements are copied first), and whether one waits for the
     keys of a dict the analysis will know (it is ``None`` until then)."""
-    if not any(isinstance(n, (ast.DictComp, ast.SetComp)) for s in body for n in ast.walk(s)):
+    if not any(isinstance(n, (ast.DictComp, ast.SetComp)) for s in body for n in nodes(s)):
         return body, False
     expander = _Expander(env, local, fail, keyed)
     out = [expander.visit(s) for s in copy_tree(body)]
@@ -292,12 +292,10 @@ def _substituted(node: ast.expr, bound: dict[str, ast.expr]) -> ast.expr:
             return n
 
         def visit_Lambda(self, n: ast.Lambda) -> ast.AST:
-            return self.scoped(n, {a.arg for a in ast.walk(n.args) if isinstance(a, ast.arg)})
+            return self.scoped(n, {a.arg for a in nodes(n.args) if isinstance(a, ast.arg)})
 
         def comprehension(self, n: ast.AST) -> ast.AST:
-            names = {
-                t.id for g in n.generators for t in ast.walk(g.target) if isinstance(t, ast.Name)
-            }
+            names = {t.id for g in n.generators for t in nodes(g.target) if isinstance(t, ast.Name)}
             return self.scoped(n, names)
 
         visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = comprehension
@@ -308,7 +306,7 @@ def _substituted(node: ast.expr, bound: dict[str, ast.expr]) -> ast.expr:
 
 
 def _placed(node: ast.expr, where: ast.AST) -> ast.expr:
-    for n in ast.walk(node):
+    for n in nodes(node):
         if isinstance(n, ast.expr) and not hasattr(n, "lineno"):
             ast.copy_location(n, where)
     return node

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
-from ..astwalk import copy_tree
+from ..astwalk import copy_tree, nodes
 from ..transform.naming import Namer
 from .constants import UNKNOWN, constant_value
 from .dict_comprehensions import LATER, expand_comprehension
@@ -54,7 +54,7 @@ def lower_dicts(
     docstring); the user's statements are left as they are (``body`` itself is returned
     where there is no such dict). A write into a dict the function builds that this does
     not follow is refused (``fail``)."""
-    if not any(isinstance(n, (ast.Dict, ast.Call)) for s in body for n in ast.walk(s)):
+    if not any(isinstance(n, (ast.Dict, ast.Call)) for s in body for n in nodes(s)):
         return body
     found: dict[str, Any] = {}
     for stmt in body:
@@ -104,7 +104,7 @@ def make_dict(node: ast.Dict, where: ast.AST) -> ast.Call | None:
     else:
         pairs = [ast.Tuple(elts=[k, v], ctx=ast.Load()) for k, v in zip(keys, node.values)]
         call = ast.Call(func=func, args=[ast.List(elts=pairs, ctx=ast.Load())], keywords=[])
-    for n in ast.walk(call):
+    for n in nodes(call):
         if isinstance(n, ast.expr) and not hasattr(n, "lineno"):
             ast.copy_location(n, where)
     return call
@@ -122,11 +122,11 @@ def _refuse_writes(
     built = {
         node.targets[0].id
         for s in body
-        for node in ast.walk(s)
+        for node in nodes(s)
         if isinstance(node, ast.Assign) and (_built(node, env, local) is not None or _empty(node))
     }
     for s in body:
-        for node in ast.walk(s):
+        for node in nodes(s):
             if (
                 isinstance(node, ast.Subscript)
                 and not isinstance(node.ctx, ast.Load)
@@ -248,7 +248,7 @@ def _followed(
         written = _written(stmt, {name}, env, local)
         if written is not None:
             allowed.add(id(getattr(stmt, "target", None) or stmt.targets[0]))
-        for node in ast.walk(stmt):
+        for node in nodes(stmt):
             if isinstance(node, ast.Subscript) and _is(node.value, name):
                 if _key(node.slice) is UNKNOWN:
                     return False
@@ -256,7 +256,7 @@ def _followed(
                     return False
                 allowed.add(id(node.value))
             allowed.update(id(n) for n in _views(node, name, plain_len))
-        for node in ast.walk(stmt):
+        for node in nodes(stmt):
             if isinstance(node, ast.Name) and node.id == name:
                 if not isinstance(node.ctx, ast.Load):
                     return False
@@ -278,7 +278,7 @@ def _views(node: ast.AST, name: str, plain_len: bool) -> list[ast.AST]:
         return [node.comparators[0]]
     else:
         return []
-    return [n for i in iterables if _loop_view(i, name) is not None for n in ast.walk(i)]
+    return [n for i in iterables if _loop_view(i, name) is not None for n in nodes(i)]
 
 
 def _get(node: ast.AST, name: str) -> tuple[Any, ast.expr | None] | None:
@@ -382,7 +382,7 @@ class _Lowering(ast.NodeTransformer):
         if key not in self.held[name]:
             empty = ast.Dict(keys=[], values=[])
             read = ast.Subscript(value=empty, slice=ast.Constant(key), ctx=ast.Load())
-            for n in ast.walk(read):
+            for n in nodes(read):
                 ast.copy_location(n, node)
             return read
         return ast.copy_location(ast.Name(id=self.held[name][key], ctx=ast.Load()), node)
@@ -455,7 +455,7 @@ class _Lowering(ast.NodeTransformer):
 
             elts = [item(k, v) for k, v in keys.items()]
             new = ast.Tuple(elts=elts, ctx=ast.Load())
-            for n in ast.walk(new):
+            for n in nodes(new):
                 ast.copy_location(n, node.iter)
             node.iter = new
             break
@@ -468,7 +468,7 @@ class _Lowering(ast.NodeTransformer):
             display = ast.Dict(
                 keys=[ast.Constant(k) for k in keywords], values=list(keywords.values())
             )
-            for n in ast.walk(display):
+            for n in nodes(display):
                 ast.copy_location(n, node)
             return display
         return node

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
+from ..astwalk import nodes
 from ..parse import ParsedFunction
 from ..transform.naming import Namer, names_in
 from .call_arguments import CallArguments
@@ -388,7 +389,7 @@ def _assigned_in_compound(stmts: list[ast.stmt], top: bool = False) -> set[str]:
     """Names assigned inside if/for/while statements (or anywhere, if ``top``),
     and arrays written into (``y[i] = v`` changes ``y`` where it stands)."""
     found: set[str] = set()
-    for node in (n for stmt in stmts for n in ast.walk(stmt)):
+    for node in (n for stmt in stmts for n in nodes(stmt)):
         targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
         for t in targets:
             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
@@ -402,7 +403,7 @@ def _assigned_in_compound(stmts: list[ast.stmt], top: bool = False) -> set[str]:
             found.add(func.value.id)
     for stmt in stmts:
         if top or isinstance(stmt, (ast.If, ast.For, ast.While)):
-            for node in ast.walk(stmt):
+            for node in nodes(stmt):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     found.add(node.id)
     return found

@@ -25,7 +25,7 @@ import types
 import weakref
 from typing import Any
 
-from ..astwalk import copy_tree
+from ..astwalk import copy_tree, nodes
 from ..parse import ParsedFunction
 
 _VARIANTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -105,7 +105,7 @@ def with_keywords(parsed: ParsedFunction) -> ParsedFunction:
         values=[ast.Name(id=p, ctx=ast.Load()) for p in mapping],
     )
     build = ast.Assign(targets=[ast.Name(id=kwargs, ctx=ast.Store())], value=display)
-    for node in ast.walk(build):
+    for node in nodes(build):
         ast.copy_location(node, tree)
     first = tree.body[0]
     docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)

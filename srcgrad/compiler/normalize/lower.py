@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
+from ..astwalk import nodes
 from ..parse import ParsedFunction
 from ..parse.names import _local_names
 from ..transform.naming import Namer
@@ -320,7 +321,7 @@ class _Normalizer(_Statements):
         assigned = {
             n.id
             for s in body
-            for n in ast.walk(s)
+            for n in nodes(s)
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
         }
 
@@ -413,7 +414,7 @@ def _subscript(name: str, key: Any, where: ast.AST) -> ast.Subscript:
     read = ast.Subscript(
         value=ast.Name(id=name, ctx=ast.Load()), slice=ast.Constant(key), ctx=ast.Load()
     )
-    for n in ast.walk(read):
+    for n in nodes(read):
         ast.copy_location(n, where)
     return read
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
-from ..astwalk import copy_tree
+from ..astwalk import copy_tree, nodes
 from .constants import UNKNOWN, constant_value
 
 Fail = Callable[[ast.AST, str], UnsupportedSyntaxError]
@@ -48,7 +48,7 @@ def lower_constant_sets(
     """``body`` with its sets of constants as tuples (see the module's docstring); the
     user's statements are copied first where one changes."""
     lowering = _Sets(env, local, fail)
-    if not any(lowering.is_set(n) for s in body for n in ast.walk(s)):
+    if not any(lowering.is_set(n) for s in body for n in nodes(s)):
         return body
     body = copy_tree(body)
     named = lowering.named_sets(body)
@@ -93,7 +93,7 @@ class _Sets:
         """The names given a set once, at the top level, and only read where a set of
         constants may be."""
         stores: dict[str, int] = {}
-        for node in (n for s in body for n in ast.walk(s)):
+        for node in (n for s in body for n in nodes(s)):
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
                 stores[node.id] = stores.get(node.id, 0) + 1
         named = {
@@ -107,7 +107,7 @@ class _Sets:
         }
         allowed = {id(n) for s in body for n in self.allowed_places(s)}
         for s in body:
-            for node in ast.walk(s):
+            for node in nodes(s):
                 if (
                     isinstance(node, ast.Name)
                     and node.id in named
@@ -121,7 +121,7 @@ class _Sets:
         """The expressions in ``stmt`` where a set of constants answers as a tuple would:
         the right operand of ``in``/``not in``, the argument of ``len``."""
         out = []
-        for node in ast.walk(stmt):
+        for node in nodes(stmt):
             if isinstance(node, ast.Compare):
                 out += [
                     c
