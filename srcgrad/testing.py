@@ -17,6 +17,7 @@ the ``test`` extra installs; ``check_grads`` needs only numpy.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -75,7 +76,7 @@ def check_grads(
     positions = _positions(func, wrt_t)
     single, eps, atol, rtol = _tolerances(func, args, positions, eps, atol, rtol)
     rng = np.random.default_rng(seed)
-    out = func(*args)
+    out = func(*_fresh(args))  # (a function may write into its arguments)
     u = _like(out, rng)
     vs = [_like(args[i], rng) for i in positions]
     numeric = _inner(u, _central_difference(func, args, positions, vs, eps))
@@ -92,6 +93,11 @@ def check_grads(
         _check_second_order(func, args, wrt_t, positions, u, vs, eps2, 10 * atol, 10 * rtol)
 
 
+def _fresh(args: Sequence[Any]) -> list[Any]:
+    """Copies of ``args``, for a call of the user's function, which may write into them."""
+    return [copy.deepcopy(a) for a in args]
+
+
 def _check_options(order: int, modes: Sequence[str]) -> None:
     if order not in (1, 2):
         raise ValueError(f"check_grads checks order 1 or 2, not {order!r}")
@@ -103,7 +109,7 @@ def _check_options(order: int, modes: Sequence[str]) -> None:
 def _tolerances(func, args, positions, eps, atol, rtol) -> tuple[bool, float, float, float]:
     """Whether the check is in single precision (the output or an argument checked is
     float32), and ``eps``, ``atol``, ``rtol`` where not given: values suited to that."""
-    out32 = np.result_type(func(*args)) == np.float32
+    out32 = np.result_type(func(*_fresh(args))) == np.float32
     single = out32 or any(np.result_type(args[i]) == np.float32 for i in positions)
     eps = eps if eps is not None else (1e-3 if single else 1e-6)
     atol = atol if atol is not None else (1e-2 if single else 1e-5)
@@ -115,7 +121,7 @@ def _central_difference(func, args, positions, vs, eps) -> Any:
     """``(f(x + eps v) - f(x - eps v)) / 2 eps``, in float64."""
 
     def shifted(sign: float) -> Any:
-        moved = list(args)
+        moved = _fresh(args)
         for i, v in zip(positions, vs):
             moved[i] = args[i] + sign * eps * v
         return func(*moved)
@@ -178,7 +184,7 @@ def _check_second_order(func, args, wrt_t, positions, u, vs, eps, atol, rtol) ->
 
 def _compare_full(func, args, wrt_t, positions, rng, atol, rtol) -> None:
     """Forward and reverse must agree elementwise, not only along one direction."""
-    out = func(*args)
+    out = func(*_fresh(args))
     u = _like(out, rng)
     forward_fn, reverse_fn = jvp(func, wrt=wrt_t), vjp(func, wrt=wrt_t)
     cotangents = reverse_fn(*args, u)

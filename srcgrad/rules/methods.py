@@ -229,10 +229,21 @@ for _method in ("ravel", "flatten"):
 # a shape is a tuple of ints: a sequence (rank 1), so `x.shape[0]` is a number (rank 0)
 nondiff([np.shape], rank=lambda ctx: 1)
 nondiff([np.ndim, np.size, builtins.len], rank=lambda ctx: 0)
+
+
+def _like_rank(ctx: Context) -> int | None:
+    """``np.zeros_like(x)`` has ``x``'s rank; with ``shape=``, that shape's length."""
+    shape = ctx.args.get("shape")
+    if isinstance(shape, ast.Constant) and shape.value is None:
+        return ctx.rank("x")
+    return ctx.length("shape")
+
+
 nondiff(
     [np.zeros_like, np.ones_like, np.empty_like],
     params=("x", "dtype", "order", "subok", "shape"),
     defaults={"dtype": None, "order": "K", "subok": True, "shape": None},
+    rank=_like_rank,
 )
 nondiff([np.sign], params=("x",))
 nondiff(("attr", "shape"), rank=lambda ctx: 1)

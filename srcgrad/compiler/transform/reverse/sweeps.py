@@ -17,6 +17,7 @@ from ...astwalk import copy_tree, nodes
 from ...normalize.lower import Normalized
 from ..builder import Builder, add, assign, comment, marker, name
 from .calls import CallAdjoints
+from .increments import find_increments
 from .shapes import AdjointShapes
 from .tape_plan import TapePlan, TapePlanner, uses
 from .uniform import UniformAdjoints
@@ -113,6 +114,14 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
         self.saves: dict[int, str] = {}  # id(statement) -> where it saves, outside loops
         self.levels: set[str] = set()  # names given scalars by _frozen
         self.uniform: dict[str, ast.expr] = {}  # see _uniform_contributions
+        # item increments (y[i] += v) whose adjoint passes y_bar through, and the read
+        # and sum they take in (whose own adjoints are then none)
+        self.increments = {
+            k: inc
+            for k, inc in find_increments(norm, facts).items()
+            if facts.ops[inc.total].target in self.active
+        }
+        self.absorbed = {id(s) for inc in self.increments.values() for s in (inc.read, inc.total)}
         planner = TapePlanner(norm, facts, wrt)
         self.plan = planner.plan
         self.uniform_ok = self._uniform_candidates()
@@ -344,6 +353,10 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
             return self._sequence_adjoint(stmt)
         v = op.target
         out: list[ast.stmt] = []
+        if id(stmt) in self.absorbed:  # (the increment's write gave its adjoint)
+            if id(stmt) in self.plan.pushed:
+                out.append(assign(v, self._restored(stmt)))
+            return out
         if v in self.active:
             self._comment_origin(stmt, out)
             if op.call_args is not None:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...astwalk import copy_tree
 from ..builder import add, assign, name
+from .increments import Increment
 
 _MASK_CALLS = (
     np.isnan,
@@ -46,7 +47,10 @@ class WriteAdjoints:
         y, v = op.target, op.args["v"]
         index = op.ctx.index
         out: list[ast.stmt] = []
-        if y in self.active:
+        increment = self.increments.get(id(stmt))
+        if increment is not None:
+            self._increment_adjoint(stmt, increment, out)
+        elif y in self.active:
             self._comment_origin(stmt, out)
             y_bar = self.builder.adjoint(y)
             if isinstance(v, ast.Name) and v.id in self.active:
@@ -73,6 +77,24 @@ class WriteAdjoints:
             restore = ast.Subscript(value=name(y), slice=copy_tree(index), ctx=ast.Store())
             out.append(ast.Assign(targets=[restore], value=self._restored(stmt)))
         return out
+
+    def _increment_adjoint(self, stmt: ast.Assign, increment: Increment, out: list) -> None:
+        """Adjoint of ``y[i] += v`` (:mod:`.increments`): ``v`` gets ``y_bar[i]`` (summed
+        to its shape), and ``y_bar`` stays as it is."""
+        y = self.facts.ops[stmt].target
+        self._comment_origin(stmt, out)
+        v = increment.addend
+        if not (isinstance(v, ast.Name) and v.id in self.active):
+            return
+        index = self.facts.ops[stmt].ctx.index
+        part: ast.expr = ast.Subscript(
+            value=name(self.builder.adjoint(y)), slice=copy_tree(index), ctx=ast.Load()
+        )
+        if increment.sign < 0:
+            part = ast.UnaryOp(op=ast.USub(), operand=part)
+        if not self.facts.fills(v, increment.total):
+            part = self._unbroadcast(part, v.id, increment.total)
+        out.append(self._accumulate(v.id, part))
 
     def _may_repeat(self, index: ast.expr) -> bool:
         """Whether an index may name one element twice (``y[[0, 0]]``): it holds an array

@@ -1,0 +1,77 @@
+"""Cost of reverse mode for loops that write array items, against trip count.
+
+    python benchmarks/loop_writes.py
+
+For ``y[i] += v * x[i]`` (an increment) and ``y[i] = v * x[i]`` (a plain write) in a
+loop of n trips: the median time of srcgrad's gradient and of a hand-written numpy
+gradient of the same loop, per n, and the exponent of a least-squares fit of log time
+against log n (1 is linear, 2 quadratic).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+import srcgrad
+
+
+def increments(x, v):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        y[i] += v * x[i]
+    return np.sum(y * y)
+
+
+def writes(x, v):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        y[i] = v * x[i]
+    return np.sum(y * y)
+
+
+def by_hand(x, v):
+    """What a careful person writes for either: the loop, then its adjoint loop."""
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        y[i] += v * x[i]
+    y_bar = 2.0 * y
+    x_bar = np.zeros_like(x)
+    v_bar = 0.0
+    for i in reversed(range(x.shape[0])):
+        g = y_bar[i]
+        v_bar += g * x[i]
+        x_bar[i] += g * v
+    return x_bar, v_bar
+
+
+def median_time(f, *args, repeats: int = 5) -> float:
+    f(*args)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        f(*args)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    sizes = (1_000, 4_000, 16_000)
+    rows = {
+        "y[i] += v * x[i]": srcgrad.grad(increments, wrt=(0, 1)),
+        "y[i] = v * x[i]": srcgrad.grad(writes, wrt=(0, 1)),
+        "hand-written": by_hand,
+    }
+    print("| loop | " + " | ".join(f"n = {n}" for n in sizes) + " | exponent |")
+    print("|---|" + "---|" * len(sizes) + "---|")
+    for label, f in rows.items():
+        times = [median_time(f, np.linspace(0.0, 1.0, n), 0.5) for n in sizes]
+        fit = np.polyfit(np.log(sizes), np.log(times), 1)[0]
+        cells = " | ".join(f"{t * 1e3:.1f} ms" for t in times)
+        print(f"| {label} | {cells} | {fit:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
