@@ -126,7 +126,7 @@ def _refuse_writes(
         if isinstance(node, ast.Assign) and (_built(node, env, local) is not None or _empty(node))
     }
     for s in body:
-        for node in nodes(s):
+        for node in ast.walk(s):  # (in order: the first found is reported)
             if (
                 isinstance(node, ast.Subscript)
                 and not isinstance(node.ctx, ast.Load)

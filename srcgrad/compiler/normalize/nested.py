@@ -208,7 +208,7 @@ class _Inliner:
                     "only: pass that value at each call instead.",
                 )
         local = set(positional) | set(keyword_only)
-        for node in (n for s in [*body, ast.Expr(value=result)] for n in nodes(s)):
+        for node in (n for s in [*body, ast.Expr(value=result)] for n in ast.walk(s)):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 local.add(node.id)
         self.nested[name] = _Nested(
@@ -293,7 +293,7 @@ class _Inliner:
 
     def rebinding(self, stmt: ast.stmt) -> None:
         """Refuse a statement that assigns to the name of a nested function."""
-        for node in nodes(stmt):
+        for node in ast.walk(stmt):  # (in order: the first found is reported)
             if (
                 isinstance(node, ast.Name)
                 and not isinstance(node.ctx, ast.Load)
@@ -330,7 +330,7 @@ class _Inliner:
             if isinstance(n, ast.Name) and n.id in self.nested:
                 calls = [
                     c
-                    for c in nodes(node)
+                    for c in ast.walk(node)  # (in order: the first found is reported)
                     if isinstance(c, ast.Call)
                     and isinstance(c.func, ast.Name)
                     and c.func.id == n.id
@@ -422,7 +422,7 @@ class _Inliner:
             args=[*(copy_tree(a) for a in partial.args), *node.args],
             keywords=[ast.keyword(arg=k, value=v) for k, v in keywords.items()],
         )
-        for n in nodes(call):
+        for n in ast.walk(call):  # (in order: the first found is reported)
             if not hasattr(n, "lineno") and isinstance(n, ast.expr):
                 ast.copy_location(n, node)
         return self.expression(ast.copy_location(call, node), before)

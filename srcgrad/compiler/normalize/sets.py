@@ -107,7 +107,7 @@ class _Sets:
         }
         allowed = {id(n) for s in body for n in self.allowed_places(s)}
         for s in body:
-            for node in nodes(s):
+            for node in ast.walk(s):  # (in order: the first found is reported)
                 if (
                     isinstance(node, ast.Name)
                     and node.id in named

@@ -203,7 +203,7 @@ def _resolve(
     # (the body's names only: default values and annotations were evaluated where the
     # function was defined, and srcgrad reads defaults from __defaults__)
     body = ast.Module(body=tree.body, type_ignores=[])
-    for node in nodes(body):
+    for node in ast.walk(body):  # (in order: the first found is reported)
         if not isinstance(node, ast.Name) or node.id in local or node.id in env:
             continue
         name = node.id
