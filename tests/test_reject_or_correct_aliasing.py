@@ -273,12 +273,23 @@ def test_adjoints_do_not_share_written_arrays(row: Right, mode: str) -> None:
     check_right(row, mode)
 
 
+def read_then_written(x):
+    y = x.copy()
+    z = np.sum(y * x)  # (its adjoint reads y as it was here: the write is undone)
+    y[0] = 0.0
+    return np.dot(y, x) + z
+
+
 def test_fold_keeps_new_array_where_restored() -> None:
     """``x_bar = 1.0 * y`` stays a product where the adjoint sweep restores ``y`` in place;
-    the source reads no adjoint that is ``y`` itself."""
-    derivative = srcgrad.grad(copy_then_write)
-    derivative(X3)  # (the code for these ranks: alone, the test saw the generic code)
+    the source reads no adjoint that is ``y`` itself. (Where nothing reads ``y`` as it
+    was before the write, as in ``copy_then_write``, nothing is restored, and the fold
+    is safe.)"""
+    derivative = srcgrad.grad(read_then_written)
+    np.testing.assert_allclose(derivative(X3), 2 * X3 + 2 * X3 * [0.0, 1.0, 1.0])
     source = derivative.source
+    writes = [line for line in source.splitlines() if line.strip().startswith("y[0] = ")]
+    assert len(writes) == 2  # (the write, and the sweep's restore)
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):

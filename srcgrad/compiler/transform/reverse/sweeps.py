@@ -13,7 +13,7 @@ from ....rules import instantiate
 from ...analyze.checks import check_mode
 from ...analyze.facts import Facts, assigned_name, is_setitem
 from ...analyze.in_place import in_place_checks
-from ...astwalk import copy_tree, nodes
+from ...astwalk import copy_tree, loaded, nodes
 from ...normalize.lower import Normalized
 from ..builder import Builder, add, assign, comment, marker, name
 from .calls import CallAdjoints
@@ -58,6 +58,20 @@ def _loads_but_shapes(trees: list[ast.AST], builder: Builder) -> set[str]:
             if type(n) is ast.Name and type(n.ctx) is ast.Load and id(n) not in shapes
         )
     return out
+
+
+def _read_part(tree: ast.AST) -> ast.AST:
+    """What a statement reads: of a write into an item (``y[i] = v``, a restore), the
+    value and the index, not the array written into."""
+    if not (isinstance(tree, ast.Assign) and isinstance(tree.targets[0], ast.Subscript)):
+        return tree
+    target, parts = tree.targets[0], [tree.value]
+    while isinstance(target, ast.Subscript):
+        parts.append(target.slice)
+        target = target.value
+    if not isinstance(target, ast.Name):
+        parts.append(target)
+    return ast.Tuple(elts=parts, ctx=ast.Load())
 
 
 def _flatten(block: list[ast.stmt]) -> list[ast.AST]:
@@ -114,6 +128,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
         self.saves: dict[int, str] = {}  # id(statement) -> where it saves, outside loops
         self.levels: set[str] = set()  # names given scalars by _frozen
         self.uniform: dict[str, ast.expr] = {}  # see _uniform_contributions
+        #: while the planner's trial sweep is made: each statement's adjoint, by its id
+        self._emitted: list[tuple[int, list[ast.AST]]] | None = None
         # item increments (y[i] += v) whose adjoint passes y_bar through, and the read
         # and sum they take in (whose own adjoints are then none)
         self.increments = {
@@ -136,7 +152,9 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
         self.shapes = {}
         self.uniform = {}
         mark = self.builder.namer.mark()  # (the trial's own names are given again)
+        self._emitted = []
         adjoint, _ = self._adjoint(self.core, self.norm.tree.body, 0)
+        emitted, self._emitted = self._emitted, None
         kept = [*self.saves.values(), *self.records.values(), *self.counters.values()]
         if self.builder.callees is not None:  # (module-level names of callees' derivatives)
             kept += [n for names in self.builder.callees.names.values() for n in names]
@@ -146,7 +164,36 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
         plan.needed = _loads_but_shapes(reads, self.builder) | previous
         self._resolve_shape_reads()  # (which adds the shapes it could not compute)
         needed, plan.needed = plan.needed, previous
+        self._note_places(emitted, needed, plan)
         return needed
+
+    def _note_places(
+        self, emitted: list[tuple[int, list[ast.AST]]], needed: set[str], plan: TapePlan
+    ) -> None:
+        """Add to ``plan.read_at`` the statements whose adjoints read the value of each
+        name of ``needed`` in the code the trial sweep emitted, and to ``plan.shape_at``
+        those that read only its shape and dtype: resets to zero (after a restore) and
+        the shapes of ``unbroadcast`` (its own name, or the operands it was computed
+        from). A name read nowhere there is read anywhere (``None``), for good."""
+        values: dict[str, set[int]] = {}
+        shapes: dict[str, set[int]] = {}
+        for where, trees in emitted:
+            for tree in trees:
+                found = shapes if isinstance(tree, ast.stmt) and _is_zeroing(tree) else values
+                for n in _loads_but_shapes([_read_part(tree)], self.builder):
+                    found.setdefault(n, set()).add(where)
+        for stmt, u in self.shape_reads:
+            shape = self.shapes.get((id(stmt), u))
+            for n in [u] if shape is None else loaded(shape):
+                shapes.setdefault(n, set()).add(id(stmt))
+        for n in needed:
+            if n in plan.read_at and plan.read_at[n] is None:
+                continue
+            if n not in values and n not in shapes:
+                plan.read_at[n] = None
+                continue
+            plan.read_at.setdefault(n, set()).update(values.get(n, ()))
+            plan.shape_at.setdefault(n, set()).update(shapes.get(n, ()))
 
     # -- the two sweeps --------------------------------------------------------------------
     def _push(self, v: str) -> ast.stmt:
@@ -308,10 +355,16 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
         for v in sorted(self.active):  # adjoints whose live range is this block
             if self.plan.home.get(v) == id(block) and block is not self.norm.tree.body:
                 out.append(self._zero(v))
+        emitted = self._emitted
         for stmt in reversed(block):
             if isinstance(stmt, ast.Assign) or stmt in self.facts.ops:
-                out.extend(self._assign_adjoint(stmt))
+                part = self._assign_adjoint(stmt)
+                out.extend(part)
+                if emitted is not None:
+                    emitted.append((id(stmt), _flatten(part)))
             elif isinstance(stmt, ast.If):
+                if emitted is not None:
+                    emitted.append((id(stmt), [stmt.test]))
                 body, _ = self._adjoint(stmt.body, block, depth)
                 orelse, _ = self._adjoint(stmt.orelse, block, depth)
                 if body or orelse:
@@ -319,6 +372,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
                         ast.If(test=copy_tree(stmt.test), body=body or [ast.Pass()], orelse=orelse)
                     )
             elif isinstance(stmt, (ast.For, ast.While)):
+                if emitted is not None and isinstance(stmt, ast.For):
+                    emitted.append((id(stmt), [stmt.iter]))
                 out.extend(self._loop_adjoint(stmt, depth))
         return out, None
 

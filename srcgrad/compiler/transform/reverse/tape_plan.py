@@ -23,7 +23,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ...analyze.facts import Facts, assigned_name, walk_block
+from ...analyze.facts import Facts, assigned_name, is_setitem, walk_block
 from ...astwalk import copy_tree, loaded, nodes
 from ...normalize.lower import Normalized
 
@@ -60,6 +60,13 @@ class TapePlan:
     counted: set[int] = field(default_factory=set)
     #: the names the adjoint sweep reads (found by the fixed point)
     needed: set[str] = field(default_factory=set)
+    #: of those, where the name's value is read: the statements whose adjoints (or, for
+    #: an if or a loop, whose test or iterable in the adjoint) read it; ``None``: read
+    #: anywhere. ``shape_at``: where only its shape and dtype are read
+    read_at: dict[str, set[int] | None] = field(default_factory=dict)
+    shape_at: dict[str, set[int]] = field(default_factory=dict)
+    #: the loops (by id) around each statement
+    loops_of: dict[int, frozenset[int]] = field(default_factory=dict)
     #: assignments that save the value they overwrite, and the names bound to None first
     #: (saved where they may be unbound); ``definite``: names bound on every path
     pushed: set[int] = field(default_factory=set)
@@ -100,6 +107,7 @@ class TapePlanner:
         for block in plan.blocks.values():
             for stmt in block:
                 plan.blocks_of[id(stmt)] = id(block)
+        self._loops(self.core, frozenset())
         for k, (stmt, depth) in enumerate(walk_block(self.core)):
             plan.position[id(stmt)] = k
             plan.depth[id(stmt)] = depth
@@ -124,13 +132,45 @@ class TapePlanner:
         never assumed."""
         plan = self.plan
         names = set(self.params) | set(self.facts.definitions) | self.facts.loop_indices
-        for _ in range(len(names) + 2):
+        # (each round that goes on adds a name to ``needed`` or a place to ``read_at``:
+        # both only grow, and ``pushed`` grows with them)
+        for _ in range((len(names) + 1) * (len(plan.position) + 2)):
+            places = _copied(plan.read_at), _copied(plan.shape_at)
             needed = (adjoint_reads(plan) & names) | plan.needed
             pushed = self.pushes(needed)
-            if pushed == plan.pushed and needed == plan.needed:
+            if (
+                pushed == plan.pushed
+                and needed == plan.needed
+                and places == (plan.read_at, plan.shape_at)
+            ):
                 return plan
             plan.needed, plan.pushed = needed, pushed
         raise AssertionError("srcgrad: what reverse mode records did not settle")
+
+    def _loops(self, block: list[ast.stmt], around: frozenset[int]) -> None:
+        for stmt in block:
+            self.plan.loops_of[id(stmt)] = around
+            if isinstance(stmt, ast.If):
+                self._loops(stmt.body, around)
+                self._loops(stmt.orelse, around)
+            elif isinstance(stmt, (ast.For, ast.While)):
+                self._loops(stmt.body, around | {id(stmt)})
+
+    def _read_later(self, v: str, stmt: ast.stmt) -> bool:
+        """Whether the adjoint sweep may read ``v`` after the adjoint of ``stmt`` (an
+        assignment to it) has run: where an adjoint of a statement before it reads ``v``,
+        or one in a loop around it (another trip), or where ``v`` is read anywhere."""
+        plan = self.plan
+        if v not in plan.read_at or plan.read_at[v] is None:
+            return True
+        where = set(plan.read_at[v])
+        facts = self.facts
+        if not (  # a write into an array's items keeps its shape and dtype
+            is_setitem(stmt) and v not in facts.sequences and v not in facts.maybe_sequences
+        ):
+            where |= plan.shape_at.get(v, set())
+        k, loops = plan.position[id(stmt)], plan.loops_of[id(stmt)]
+        return any(plan.position[r] < k or plan.loops_of[r] & loops for r in where)
 
     def _scopes(self) -> None:
         """For every active name, the block its adjoint lives in and how it starts.
@@ -340,7 +380,10 @@ class TapePlanner:
                 if isinstance(stmt, ast.Assign):
                     v = assigned_name(stmt)
                     if (
-                        (v in needed or id(stmt) in plan.shared_writes)
+                        (
+                            (v in needed and self._read_later(v, stmt))
+                            or id(stmt) in plan.shared_writes
+                        )
                         and v in maybe
                         and v not in self.facts.loop_indices
                         and v not in plan.invariant
@@ -367,6 +410,10 @@ class TapePlanner:
         _, plan.definite = walk(self.core, params, params)
         plan.preset = sorted(preset - params)
         return pushed
+
+
+def _copied(places: dict[str, set[int] | None]) -> dict[str, set[int] | None]:
+    return {v: None if w is None else set(w) for v, w in places.items()}
 
 
 def _assigned(block: list[ast.stmt]) -> list[str]:

@@ -93,7 +93,7 @@ class WriteAdjoints:
         if increment.sign < 0:
             part = ast.UnaryOp(op=ast.USub(), operand=part)
         if not self.facts.fills(v, increment.total):
-            part = self._unbroadcast(part, v.id, increment.total)
+            part = self._unbroadcast(part, v.id, stmt)  # (read where this adjoint runs)
         out.append(self._accumulate(v.id, part))
 
     def _may_repeat(self, index: ast.expr) -> bool:
