@@ -31,6 +31,33 @@ def convolve_self(a):
     return np.convolve(a, a)
 
 
+# -- np.correlate ---------------------------------------------------------------------------------
+
+
+def correlate(a, v):
+    return np.correlate(a, v)
+
+
+def correlate_same(a, v):
+    return np.correlate(a, v, "same")
+
+
+def correlate_full(a, v):
+    return np.correlate(a, v, mode="full")
+
+
+def correlate_dynamic(a, v, mode):
+    return np.correlate(a, v, mode)
+
+
+def correlate_self(a):
+    return np.correlate(np.sin(a), a, "full") * np.correlate(a, a[::-1], "same")[0]
+
+
+def correlate_of_complex(a):
+    return np.abs(np.sum(np.correlate(a, a * 1j, "full")))
+
+
 # -- np.trapezoid ------------------------------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
-"""The rules of ``srcgrad/rules/numeric.py``, tested: ``np.convolve``, ``np.trapezoid``,
-``np.interp``, ``np.polyval``, ``np.polyder``, ``np.cross`` and ``np.gradient``.
+"""The rules of ``srcgrad/rules/numeric.py``, tested: ``np.convolve``, ``np.correlate``,
+``np.trapezoid``, ``np.interp``, ``np.polyval``, ``np.polyder``, ``np.cross`` and
+``np.gradient``.
 
 Each row names the primitive, a small function using it (``functions_numeric.py``) and
 how to draw its arguments (sizes, modes, axes, spacings drawn too); :func:`check` runs
@@ -43,7 +44,7 @@ def _convolve(data, dtype):
 
 def _convolve_dynamic(data, dtype):
     a, v = _convolve(data, dtype)
-    return a, v, data.draw(st.sampled_from(["full", "same", "valid"]))
+    return a, v, data.draw(st.sampled_from(["full", "same", "valid", 0, 1, 2]))
 
 
 def _increasing(data, shape, dtype, axis=-1):
@@ -183,6 +184,11 @@ ROWS = [
     ("np.convolve-valid", fn.convolve_valid, _convolve),
     ("np.convolve-dynamic", fn.convolve_dynamic, _convolve_dynamic),
     ("np.convolve-self", fn.convolve_self, lambda d, t: (draw(d, (side(d),), t),)),
+    ("np.correlate", fn.correlate, _convolve),
+    ("np.correlate-same", fn.correlate_same, _convolve),
+    ("np.correlate-full", fn.correlate_full, _convolve),
+    ("np.correlate-dynamic", fn.correlate_dynamic, _convolve_dynamic),
+    ("np.correlate-self", fn.correlate_self, lambda d, t: (draw(d, (side(d),), t),)),
     ("np.trapezoid", fn.trapezoid, _trapezoid),
     ("np.trapezoid-x", fn.trapezoid_x, _trapezoid_x),
     ("np.trapezoid-x-axis0", fn.trapezoid_x_axis0, _trapezoid_x_axis0),
@@ -262,6 +268,23 @@ def test_cross_of_2_vectors_is_the_third_entry():
     np.testing.assert_allclose(gb, [-2.0, 1.0])
 
 
+@pytest.mark.parametrize("mode", ["valid", "same", "full"])
+def test_correlate_jacobians_are_numpys_matrices(mode):
+    """For every pair of lengths up to 6 (the longer first or second, even and odd: where
+    numpy swaps the operands and centres ``'same'``), both Jacobians in both modes are the
+    matrices numpy's own correlation of unit vectors gives."""
+    rng = np.random.default_rng(0)
+    for m in range(1, 7):
+        for n in range(1, 7):
+            a, v = rng.normal(size=m), rng.normal(size=n)
+            in_a = np.stack([np.correlate(e, v, mode) for e in np.eye(m)], axis=1)
+            in_v = np.stack([np.correlate(a, e, mode) for e in np.eye(n)], axis=1)
+            for how in ("reverse", "forward"):
+                ja, jv = srcgrad.jacobian(fn.correlate_dynamic, wrt=(0, 1), mode=how)(a, v, mode)
+                np.testing.assert_allclose(ja, in_a, atol=1e-12, err_msg=f"{m} {n} {how}")
+                np.testing.assert_allclose(jv, in_v, atol=1e-12, err_msg=f"{m} {n} {how}")
+
+
 def test_gradient_adjoint_is_the_transposed_stencil():
     for edge_order in (1, 2):
         for h in (1.0, 0.5, np.array([0.0, 0.3, 1.0, 1.2, 2.0])):
@@ -296,6 +319,12 @@ def interp_period(x, fp):
             "period=None",
         ),
         (
+            fn.correlate_of_complex,
+            (np.array([0.3, -0.5]),),
+            srcgrad.errors.UnsupportedSyntaxError,
+            "not yet through np.correlate",
+        ),
+        (
             gradient_axis_variable,
             (np.ones((3, 3)), 0),
             srcgrad.errors.NoDerivativeError,
@@ -308,7 +337,13 @@ def interp_period(x, fp):
             "not in its spacings",
         ),
     ],
-    ids=["interp-xp", "interp-period", "gradient-axis-variable", "gradient-spacing"],
+    ids=[
+        "interp-xp",
+        "interp-period",
+        "correlate-complex",
+        "gradient-axis-variable",
+        "gradient-spacing",
+    ],
 )
 def test_unsupported(func, args, error, match):
     wrt = {"interp_sample_points": 1, "gradient_dynamic": (0, 1)}.get(func.__name__, 0)

@@ -1,10 +1,10 @@
-"""Rules for numpy's numerical routines: convolution (``np.convolve``), the trapezoidal
-rule (``np.trapezoid``, and ``np.trapz`` where numpy still has it), linear interpolation
-(``np.interp``), polynomials (``np.polyval``, ``np.polyder``), cross products
-(``np.cross``) and finite differences (``np.gradient``).
+"""Rules for numpy's numerical routines: convolution and correlation (``np.convolve``,
+``np.correlate``), the trapezoidal rule (``np.trapezoid``, and ``np.trapz`` where numpy
+still has it), linear interpolation (``np.interp``), polynomials (``np.polyval``,
+``np.polyder``), cross products (``np.cross``) and finite differences (``np.gradient``).
 
 See builders.py for how a row reads. Each of these functions is linear in its main
-argument (multilinear: ``np.convolve`` and ``np.cross`` in both operands), so forward mode
+argument (multilinear: ``np.convolve``, ``np.correlate`` and ``np.cross`` in both operands), so forward mode
 applies the function itself to the tangent (``linear``); reverse mode applies its
 transpose, a helper of :mod:`srcgrad.rules.helpers.numeric` (``convolve_adjoint``,
 ``trapezoid_vjp_y``...), which has a rule of its own (linear in the adjoint, and in the
@@ -12,6 +12,8 @@ other operand where the function is bilinear) for derivatives of higher order.
 
 Conventions:
 
+- ``np.correlate(a, v, mode)`` of real arrays (numpy conjugates a complex ``v``: a complex
+  operand is refused); ``mode`` is numpy's, ``'valid'`` by default.
 - ``np.interp(x, xp, fp, left, right)`` is differentiated in the query points ``x``, the
   values ``fp`` and the values ``left`` and ``right``, not in the sample points ``xp``
   (an ``xp`` that carries a derivative is refused), which must be increasing, with
@@ -65,6 +67,23 @@ register(
         defaults={"mode": "full"},
         jvp={"a": linear, "v": linear},
         vjp={"a": "convolve_adjoint(g, a, v, mode)", "v": "convolve_adjoint(g, v, a, mode)"},
+        rank=_one,
+    ),
+)
+
+
+# -- np.correlate(a, v, mode): bilinear, real operands (numpy conjugates a complex v) -----
+register(
+    np.correlate,
+    Rule(
+        name="np.correlate",
+        params=("a", "v", "mode"),
+        defaults={"mode": "valid"},
+        jvp={"a": linear, "v": linear},
+        vjp={
+            "a": "correlate_adjoint(g, a, v, mode, True)",
+            "v": "correlate_adjoint(g, v, a, mode, False)",
+        },
         rank=_one,
     ),
 )
@@ -242,6 +261,7 @@ register(
 # -- rules of the helpers, for derivatives of higher order -------------------------------------
 
 helper("convolve_adjoint", ("d", "x", "other", "mode"), ("d", "other"))
+helper("correlate_adjoint", ("d", "x", "other", "mode", "first"), ("d", "other"))
 # linear in the widths of the intervals: in x, or in dx where x is None
 _rule(
     "trapezoid_vjp_y",

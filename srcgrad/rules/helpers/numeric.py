@@ -11,18 +11,60 @@ import numpy as np
 from ...runtime import unbroadcast, unbroadcast_to
 
 
-# -- np.convolve ---------------------------------------------------------------------------
+# -- np.convolve and np.correlate --------------------------------------------------------------
+def _correlation_mode(mode):
+    """numpy's mode of ``np.convolve``/``np.correlate`` by name: ``'valid'``, ``'same'`` or
+    ``'full'`` (numpy also takes 0, 1 and 2 for them)."""
+    names = {0: "valid", 1: "same", 2: "full", "valid": "valid", "same": "same", "full": "full"}
+    if isinstance(mode, (str, int)) and mode in names:
+        return names[mode]
+    raise ValueError("Use one of 'valid', 'same', or 'full' for convolve/correlate mode")
+
+
+def _correlation_start(m, n, mode):
+    """Where ``np.correlate(a, v, mode)`` (``a`` of ``m`` elements, ``v`` of ``n``) starts
+    in the full correlation: numpy correlates the longer with the shorter, keeps the
+    middle for ``'same'`` (``n // 2`` to the left of the longer) and reverses where it
+    swapped them."""
+    mode = _correlation_mode(mode)
+    if mode == "full":
+        return 0
+    if mode == "valid":
+        return min(m, n) - 1
+    return n - 1 - n // 2 if m >= n else m // 2
+
+
+def _full_adjoint(g, start, length):
+    """``g`` put where its elements sit in a full result of ``length`` from ``start``."""
+    return np.pad(np.ravel(g), (start, length - start - np.size(g)))
+
+
 def convolve_adjoint(g, x, other, mode):
     """Adjoint of ``x`` in ``np.convolve(x, other, mode)`` (or in ``np.convolve(other, x,
     mode)``: convolution is symmetric). ``g`` is put where its elements sit in the full
     convolution (``'same'`` and ``'valid'`` keep a middle part of it), then correlated with
     ``other``: ``x_bar[i] = sum_k full[i + k] * other[k]``."""
     m, n = np.size(x), np.size(other)
-    full = np.ravel(g)
-    if mode != "full":
-        start = (min(m, n) - 1) // 2 if mode == "same" else min(m, n) - 1
-        full = np.pad(full, (start, m + n - 1 - start - np.size(full)))
+    mode = _correlation_mode(mode)
+    start = {"full": 0, "same": (min(m, n) - 1) // 2, "valid": min(m, n) - 1}[mode]
+    full = _full_adjoint(g, start, m + n - 1)
     return np.reshape(np.correlate(full, np.ravel(other), "valid"), np.shape(x))
+
+
+def correlate_adjoint(g, x, other, mode, first):
+    """Adjoint of ``x`` in ``np.correlate(x, other, mode)`` (``first``) or in
+    ``np.correlate(other, x, mode)`` (real operands). With ``a`` the first operand (``m``
+    elements) and ``v`` the second (``n``), the full correlation is ``c[j] = sum_k
+    a[j + k - n + 1] * v[k]``; ``g`` put where its elements sit in it, ``a_bar[i] = sum_k
+    c_bar[i + n - 1 - k] * v[k]`` (a convolution) and ``v_bar[k] = sum_i c_bar[i + n - 1 - k]
+    * a[i]`` (a correlation, reversed)."""
+    m, n = (np.size(x), np.size(other)) if first else (np.size(other), np.size(x))
+    full = _full_adjoint(g, _correlation_start(m, n, mode), m + n - 1)
+    if first:
+        out = np.convolve(full, np.ravel(other), "valid")
+    else:
+        out = np.correlate(full, np.ravel(other), "valid")[::-1]
+    return np.reshape(out, np.shape(x))
 
 
 # -- np.trapezoid: sum(d * (y[1:] + y[:-1]) / 2) along an axis -----------------------------
