@@ -6,10 +6,10 @@ still has it), linear interpolation (``np.interp``), polynomials (``np.polyval``
 See builders.py for how a row reads. Each of these functions is linear in its main
 argument (multilinear: ``np.convolve``, ``np.correlate`` and ``np.cross`` in both
 operands), so forward mode applies the function itself to the tangent (``linear``);
-reverse mode applies its
-transpose, a helper of :mod:`srcgrad.rules.helpers.numeric` (``convolve_adjoint``,
-``trapezoid_vjp_y``...), which has a rule of its own (linear in the adjoint, and in the
-other operand where the function is bilinear) for derivatives of higher order.
+reverse mode applies its transpose, a helper of :mod:`srcgrad.rules.helpers.numeric`
+(``convolve_adjoint``, ``trapezoid_vjp_y``...), which has a rule of its own (linear in
+the adjoint, and in the other operand where the function is bilinear) for derivatives of
+higher order.
 
 Conventions:
 
