@@ -73,6 +73,7 @@ from .contexts import lower_contexts
 from .dicts import lower_dicts
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
+from .frozen import lower_frozen
 from .nested import inline_nested
 from .statements import _is_docstring, _Statements
 
@@ -259,6 +260,7 @@ class _Normalizer(_Statements):
             body = body[1:]
         local = _local_names(tree)
         body, self.errstate = lower_contexts(body, self.env, local, self.fail)
+        body = lower_frozen(body, self.env, local, set(self.parsed.params), self.namer)
         body = lower_containers(body, self.env, local)
         body = lower_comprehensions(body, self.namer, self.env)
         inlined = inline_nested(body, self.namer, self.env, local, self.fail)
