@@ -113,6 +113,35 @@ def _interp_of_sine(data, dtype):
     return (_queries(data, (side(data),), dtype),)
 
 
+def _periodic_queries(data, shape, dtype, period, xp=fn.XP_PERIODIC):
+    """Query points of a periodic np.interp in [-2 |period|, 2 |period|], kept 0.15 away
+    from every sample point ``xp`` modulo the period (where the interpolant has a kink)."""
+    period = abs(period)
+    x = data.draw(values(tuple(shape), Domain(-2 * period, 2 * period), np.float64))
+    apart = (np.asarray(x)[..., None] - xp) % period
+    near = np.min(np.minimum(apart, period - apart), axis=-1) < 0.1
+    return np.asarray(x + 0.25 * near, dtype=dtype)
+
+
+def _interp_period(data, dtype, period=2 * np.pi):
+    shape = [side(data) for _ in range(data.draw(st.integers(0, 2)))]
+    x = _periodic_queries(data, shape, dtype, period)
+    if shape == [] and data.draw(st.booleans()):
+        x = float(x)
+    return x, draw(data, fn.XP_PERIODIC.shape, dtype)
+
+
+def _interp_period_dynamic(data, dtype):
+    """The period an int (a float would be differentiated, and is refused) or None; modulo
+    3 two of the sample points fall together (numpy sorts them with np.argsort)."""
+    period = data.draw(st.sampled_from([3, -4, 7, None]))
+    if period is None:
+        x = _queries(data, (side(data),), dtype)
+    else:
+        x = _periodic_queries(data, (side(data),), dtype, period, fn.XP)
+    return x, draw(data, fn.XP.shape, dtype), period
+
+
 def _polyval(data, dtype):
     p = draw(data, (side(data),), dtype)
     shape = [side(data) for _ in range(data.draw(st.integers(0, 2)))]
@@ -198,6 +227,14 @@ ROWS = [
     ("np.interp", fn.interp, _interp),
     ("np.interp-left-right", fn.interp_left_right, _interp_left_right),
     ("np.interp-of-sine", fn.interp_of_sine, _interp_of_sine),
+    ("np.interp-period", fn.interp_period, _interp_period),
+    ("np.interp-period-negative", fn.interp_period_negative, lambda d, t: _interp_period(d, t, 7)),
+    (
+        "np.interp-period-of-sine",
+        fn.interp_period_of_sine,
+        lambda d, t: (_periodic_queries(d, (side(d),), t, 2 * np.pi),),
+    ),
+    ("np.interp-period-dynamic", fn.interp_period_dynamic, _interp_period_dynamic),
     ("np.polyval", fn.polyval, _polyval),
     ("np.polyval-polyder", fn.polyval_polyder, _polyval),
     ("np.polyder", fn.polyder, _polyder),
@@ -245,6 +282,19 @@ def test_interp_in_fp_weighs_the_two_ends_of_the_segment():
     )
     np.testing.assert_allclose(jacobian, expected)
     np.testing.assert_allclose(srcgrad.jacobian(fn.interp, wrt=1, mode="forward")(x, fp), expected)
+
+
+def test_interp_with_period_in_fp_is_numpys_matrix():
+    """Linear in fp: the Jacobian's columns are np.interp of the unit vectors, the queries
+    on every segment of the periodic samples, the one across the period's ends too."""
+    x = np.array([-7.0, -0.5, 0.0, 0.1, 0.6, 3.0, 4.5, 6.0, 9.0])
+    fp = np.array([0.3, -1.0, 2.0, 0.5, 1.5])
+    expected = np.stack(
+        [np.interp(x, fn.XP_PERIODIC, e, period=2 * np.pi) for e in np.eye(5)], axis=1
+    )
+    for mode in ("reverse", "forward"):
+        got = srcgrad.jacobian(fn.interp_period, wrt=1, mode=mode)(x, fp)
+        np.testing.assert_allclose(got, expected, atol=1e-12)
 
 
 def _interp_sum(x, fp):
@@ -299,8 +349,8 @@ def gradient_axis_variable(f, axis):
     return np.gradient(f, axis=axis)
 
 
-def interp_period(x, fp):
-    return np.interp(x, fn.XP, fp, period=3.0)
+def interp_period_left(x, fp):
+    return np.interp(x, fn.XP, fp, left=0.0, period=3.0)
 
 
 @pytest.mark.parametrize(
@@ -313,10 +363,16 @@ def interp_period(x, fp):
             "not in the sample points xp",
         ),
         (
-            interp_period,
+            interp_period_left,
             (np.array([0.3]), np.ones(5)),
             srcgrad.errors.NoDerivativeError,
-            "period=None",
+            "leave out left= and right=",
+        ),
+        (
+            fn.interp_period_dynamic,
+            (np.array([0.3]), np.ones(5), 3.0),
+            srcgrad.errors.NoDerivativeError,
+            "not in the period",
         ),
         (
             fn.correlate_of_complex,
@@ -339,14 +395,16 @@ def interp_period(x, fp):
     ],
     ids=[
         "interp-xp",
-        "interp-period",
+        "interp-period-left",
+        "interp-period-active",
         "correlate-complex",
         "gradient-axis-variable",
         "gradient-spacing",
     ],
 )
 def test_unsupported(func, args, error, match):
-    wrt = {"interp_sample_points": 1, "gradient_dynamic": (0, 1)}.get(func.__name__, 0)
+    wrt = {"interp_sample_points": 1, "gradient_dynamic": (0, 1), "interp_period_dynamic": 2}
+    wrt = wrt.get(func.__name__, 0)
     out = func(*args)
     with pytest.raises(error, match=match):
         srcgrad.vjp(func, wrt=wrt)(*args, np.ones_like(out))

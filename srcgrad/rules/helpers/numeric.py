@@ -229,6 +229,55 @@ def interp_vjp_end(g, x, xp, side):
     return np.sum(np.where(beyond, g, 0.0))
 
 
+# -- np.interp with period ----------------------------------------------------------------
+def _interp_periodic(x, xp, period):
+    """numpy's reading of ``np.interp(x, xp, fp, period=period)``: ``x`` and ``xp`` in
+    float64 modulo ``|period|``, ``xp`` sorted (by ``np.argsort``, as numpy sorts it) and
+    extended by one point at each end; with, for each point of the extended ``xp``, the
+    index of its value in ``fp``."""
+    period = abs(period)
+    x = np.asarray(x, dtype=np.float64) % period
+    xp = np.asarray(xp, dtype=np.float64) % period
+    order = np.argsort(xp)
+    xp = xp[order]
+    xp = np.concatenate((xp[-1:] - period, xp, xp[0:1] + period))
+    return x, xp, np.concatenate((order[-1:], order, order[0:1]))
+
+
+def interp_slope_periodic(x, xp, fp, period):
+    """The derivative of ``np.interp(x, xp, fp, period=period)`` in ``x`` (that of
+    ``x % period`` is 1): the slope of the segment of the periodic samples ``x`` lies in;
+    ``interp_slope`` where ``period`` is None."""
+    if period is None:
+        return interp_slope(x, xp, fp)
+    x, xp, index = _interp_periodic(x, xp, period)
+    return interp_slope(x, xp, fp[index])
+
+
+def _interp_gather_adjoint(v, xp, index):
+    """The adjoint of ``fp[index]`` (``fp`` as long as ``xp``) for ``v``."""
+    out = np.zeros(np.shape(xp), dtype=np.float64)
+    np.add.at(out, index, v)
+    return out
+
+
+def interp_vjp_fp_periodic(g, x, xp, period):
+    """Adjoint of ``fp`` in ``np.interp(x, xp, fp, period=period)`` (``left`` and ``right``
+    not given): that of the periodic samples, each added to the value of ``fp`` it is."""
+    if period is None:
+        return interp_vjp_fp(g, x, xp, None, None)
+    x, extended, index = _interp_periodic(x, xp, period)
+    return _interp_gather_adjoint(interp_vjp_fp(g, x, extended, None, None), xp, index)
+
+
+def interp_vjp_fp_periodic_dx(g, dx, x, xp, period):
+    """Tangent of ``interp_vjp_fp_periodic(g, x, xp, period)`` in ``x`` (tangent ``dx``)."""
+    if period is None:
+        return interp_vjp_fp_dx(g, dx, x, xp)
+    x, extended, index = _interp_periodic(x, xp, period)
+    return _interp_gather_adjoint(interp_vjp_fp_dx(g, dx, x, extended), xp, index)
+
+
 # -- polynomials ---------------------------------------------------------------------------
 def polyval_vjp_p(g, p, x):
     """Adjoint of the coefficients ``p`` (1-d, highest power first) in ``np.polyval(p, x)``:
