@@ -233,6 +233,7 @@ def test_refused(f, mode):
         return
     assert REFUSED[f] in message
     assert "t1" not in message and "t2" not in message
+    assert message.startswith(f"{__file__}:")  # the user's file and line
 
 
 def complex_argument(z, w):

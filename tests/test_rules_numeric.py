@@ -12,6 +12,7 @@ points, where the interpolant has a kink.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import functions_numeric as fn
@@ -406,5 +407,16 @@ def test_unsupported(func, args, error, match):
     wrt = {"interp_sample_points": 1, "gradient_dynamic": (0, 1), "interp_period_dynamic": 2}
     wrt = wrt.get(func.__name__, 0)
     out = func(*args)
-    with pytest.raises(error, match=match):
+    with pytest.raises(error, match=match) as info:
         srcgrad.vjp(func, wrt=wrt)(*args, np.ones_like(out))
+    assert_at_the_users_line(str(info.value), func)
+
+
+def assert_at_the_users_line(message: str, func) -> None:
+    """The message starts with the file and a line of ``func``, then that line's text."""
+    code = func.__code__
+    head, line, *_ = message.split("\n")
+    path, number, _ = head.rsplit(":", 2)
+    assert path == code.co_filename
+    assert code.co_firstlineno <= int(number) < code.co_firstlineno + 10
+    assert line.strip() in inspect.getsource(func)
