@@ -363,6 +363,15 @@ def frozen_in_loop(x, mu):
     return total
 
 
+def frozen_mvn(x, mean, factor):
+    d = mvn(mean, factor @ factor.T + 0.5 * np.eye(3), allow_singular=False, seed=3)
+    return np.sum(d.logpdf(x)) + np.sum(d.pdf(x)) * 10.0
+
+
+def frozen_mvn_inline(mean):
+    return mvn(mean).logpdf(np.zeros(2))
+
+
 def frozen_on_parameters(mu):
     dist = scipy.stats.norm(mu, 2.0)
     return np.sum(dist.cdf(1.0))
@@ -376,8 +385,9 @@ def frozen_global(x):
     return np.sum(FROZEN.logpdf(x))
 
 
-def frozen_multivariate(mean):
-    return mvn(mean).logpdf(np.zeros(2))
+def frozen_mvn_cdf(mean):
+    d = mvn(mean)  # (its cdf has no rule: the distribution is read otherwise than by logpdf)
+    return d.logpdf(np.zeros(2)) + d.cdf(np.zeros(2))
 
 
 def _mean_of(d):

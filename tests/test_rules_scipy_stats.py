@@ -352,6 +352,8 @@ FROZEN_ROWS = [
     (fs.frozen_poisson, (np.array([0.4, 1.3, 2.5]), np.array([1, 0, 4]))),
     (fs.frozen_in_loop, (XS, 0.7)),
     (fs.frozen_on_parameters, (np.array([0.3, -0.5]),)),
+    (fs.frozen_mvn, (POINTS, XS / 4, SPD)),
+    (fs.frozen_mvn_inline, (np.array([0.1, 0.2]),)),
 ]
 
 
@@ -403,7 +405,7 @@ def test_frozen_distribution_is_the_call_with_its_parameters():
     "func",
     [
         fs.frozen_global,
-        fs.frozen_multivariate,
+        fs.frozen_mvn_cdf,
         fs.frozen_passed,
         fs.frozen_stored,
         fs.frozen_mean,

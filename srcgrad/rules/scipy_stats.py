@@ -375,7 +375,8 @@ _FROZEN_METHODS = frozenset(
 _FROZEN_ADVICE = (
     "srcgrad differentiates a frozen scipy.stats distribution made in the function and "
     "only asked for values there (`dist = norm(mu, s)`, then `dist.logpdf(x)`, `pdf`, "
-    "`cdf`, `logcdf`, `sf`, `logsf`, `pmf`, `logpmf`: a name bound once, not passed in, "
+    "`cdf`, `logcdf`, `sf`, `logsf`, `pmf`, `logpmf`; multivariate_normal's `logpdf` and "
+    "`pdf`: a name bound once, not passed in, "
     "returned, stored, passed to a function or read otherwise); for any other, pass the "
     "parameters to the distribution's method instead, `norm.logpdf(x, mu, s)` (`loc` and "
     "`scale` by position or keyword; shape parameters first: `t.logpdf(x, df, loc, scale)`)"

@@ -4,12 +4,12 @@ only asked for values, written as the calls of the distribution it stands for.
 In:  the statements of a user function (plain Python AST), its free names resolved, its
 local names and parameters, and the namer.
 Out: the same statements where a name ``d`` bound once to ``DIST(args...)`` (``DIST`` a
-univariate distribution of ``scipy.stats`` named by a global: ``st.norm``, ``gamma``)
-and read only as ``d.method(x)`` (``logpdf``, ``pdf``, ``cdf``, ``logcdf``, ``sf``,
-``logsf``, ``ppf``, ``isf``; ``pmf`` and ``logpmf`` for a discrete one) has its
-construction replaced by names for the arguments, and each call by the one SciPy's
-frozen object makes, ``DIST.method(x, *args, **kwds)``; ``DIST(args...).method(x)``
-likewise, in place::
+distribution of ``scipy.stats`` named by a global: ``st.norm``, ``gamma``) and read only
+as ``d.method(x)`` (``logpdf``, ``pdf``, ``cdf``, ``logcdf``, ``sf``, ``logsf``, ``ppf``,
+``isf``; ``pmf`` and ``logpmf`` for a discrete one; ``logpdf`` and ``pdf`` of
+``multivariate_normal(mean, cov, allow_singular)``) has its construction replaced by
+names for the arguments, and each call by the one SciPy's frozen object makes,
+``DIST.method(x, *args, **kwds)``; ``DIST(args...).method(x)`` likewise, in place::
 
     d = st.norm(loc=mu, scale=2.0)      ==>    d_loc = mu
     y = d.logpdf(x) + d.cdf(x)                 y = st.norm.logpdf(x, loc=d_loc, scale=2.0)
@@ -22,8 +22,8 @@ to each, constants written in place), as SciPy's frozen object holds them; the r
 parameters. (In place, ``x`` is evaluated before the arguments: only where one of the
 two calls nothing but numpy's ufuncs.) Anything else is left as it is: a distribution
 bound twice, passed in, returned, stored, passed to a function, read as ``d.mean()`` or
-an attribute, used in a nested function, a multivariate one; where a derivative reaches
-one, the analysis refuses it with what to write instead (``scipy_stats.frozen_hint``).
+an attribute, used in a nested function; where a derivative reaches one, the analysis
+refuses it with what to write instead (``scipy_stats.frozen_hint``).
 """
 
 from __future__ import annotations
@@ -81,14 +81,45 @@ def _walk_statements(body: list[ast.stmt]):
 
 
 def _distribution_methods(value: Any) -> dict[str, str] | None:
-    """The methods lowered for a univariate distribution of scipy.stats (not a frozen
-    one), with the name of their argument; None for any other value."""
+    """The methods lowered for a distribution of scipy.stats (not a frozen one): of a
+    univariate one, and ``logpdf`` and ``pdf`` of ``multivariate_normal``; with the name of
+    their argument. None for any other value."""
+    if _is_multivariate_normal(value):
+        return dict(_CONTINUOUS)
     module = sys.modules.get("scipy.stats._distn_infrastructure")
     if module is None or not isinstance(value, module.rv_generic):
         return None
     if isinstance(value, module.rv_continuous):
         return {**_METHODS, **_CONTINUOUS}
     return {**_METHODS, **_DISCRETE} if isinstance(value, module.rv_discrete) else None
+
+
+def _is_multivariate_normal(value: Any) -> bool:
+    module = sys.modules.get("scipy.stats._multivariate")
+    return module is not None and isinstance(value, module.multivariate_normal_gen)
+
+
+#: the parameters of ``multivariate_normal(...)``, and those its ``logpdf`` and ``pdf`` read
+_MVN = ("mean", "cov", "allow_singular", "seed", "maxpts", "abseps", "releps")
+_MVN_READ = ("mean", "cov", "allow_singular")
+
+
+def _arguments(call: ast.Call, dist: Any) -> tuple[list, list[ast.keyword]] | None:
+    """The arguments of the distribution's methods that ``call`` (``DIST(args...)``) freezes:
+    its own, or for ``multivariate_normal`` those its ``logpdf`` reads, by keyword (the
+    others, which only its cdf and rvs read, must be literals). None where they do not fit."""
+    if not _is_multivariate_normal(dist):
+        return list(call.args), list(call.keywords)
+    if len(call.args) > len(_MVN):
+        return None
+    bound = dict(zip(_MVN, call.args))
+    for k in call.keywords:
+        if k.arg not in _MVN or k.arg in bound:
+            return None
+        bound[k.arg] = k.value
+    if not all(_literal(v) for p, v in bound.items() if p not in _MVN_READ):
+        return None
+    return [], [ast.keyword(arg=p, value=bound[p]) for p in _MVN_READ if p in bound]
 
 
 def _construction(stmt: ast.stmt, env: dict[str, Any], local: set[str]):
@@ -113,9 +144,11 @@ def _constructor(node: ast.expr, env: dict[str, Any], local: set[str]) -> dict[s
     ):
         return None
     try:
-        return _distribution_methods(_static_value(node.func, env))
+        dist = _static_value(node.func, env)
     except AttributeError:
         return None
+    methods = _distribution_methods(dist)
+    return None if methods is None or _arguments(node, dist) is None else methods
 
 
 def _inline(node: ast.AST, env: dict[str, Any], local: set[str]) -> ast.expr | None:
@@ -237,8 +270,9 @@ class _Lowering:
         after the parameter of ``DIST`` they give), constants in place."""
         call = stmt.value
         dist = _static_value(call.func, self.env)
-        shapes = [s.strip() for s in (dist.shapes or "").split(",") if s.strip()]
-        positional = [*shapes, "loc", "scale"]
+        shapes = [p.strip() for p in (getattr(dist, "shapes", None) or "").split(",")]
+        positional = [*filter(None, shapes), "loc", "scale"]
+        given, named = _arguments(call, dist)
         assigns: list[ast.Assign] = []
 
         def held(value: ast.expr, label: str) -> ast.expr:
@@ -251,9 +285,9 @@ class _Lowering:
 
         args = [
             held(a, positional[i] if i < len(positional) else f"arg{i}")
-            for i, a in enumerate(call.args)
+            for i, a in enumerate(given)
         ]
-        keywords = [ast.keyword(arg=k.arg, value=held(k.value, k.arg)) for k in call.keywords]
+        keywords = [ast.keyword(arg=k.arg, value=held(k.value, k.arg)) for k in named]
         return call.func, args, keywords, assigns
 
     def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
@@ -289,7 +323,8 @@ class _Lowering:
         x = _inline(node, self.env, self.local)
         if x is not None:  # DIST(args...).method(x)
             made = node.func.value
-            return self.call(node, made.func, x, made.args, made.keywords)
+            args, keywords = _arguments(made, _static_value(made.func, self.env))
+            return self.call(node, made.func, x, args, keywords)
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
