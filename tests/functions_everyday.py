@@ -425,6 +425,13 @@ def dict_written_into(w, x):
     return np.sum(d["w"] * x)
 
 
+def dict_written_in_a_loop(w, x):
+    d = {"w": w}
+    for _ in range(2):
+        d["w"] = d["w"] * 2.0
+    return np.sum(d["w"] * x)
+
+
 def dict_passed_on(w, x):
     d = {"w": w}
     return _reads_w(d, x)

@@ -171,8 +171,8 @@ def comprehension_on_one_path(x):
 @pytest.mark.parametrize(
     "f, what",
     [
-        (set_comprehension, "set comprehensions"),
-        (dict_comprehension, "dict comprehensions"),
+        (set_comprehension, "set comprehension"),
+        (dict_comprehension, "dict comprehension"),
         (generator_to_stack, "generator expressions"),
         (tuple_of_a_generator, "generator expressions"),
         (comprehension_on_one_path, "list comprehensions"),

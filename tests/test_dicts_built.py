@@ -62,9 +62,9 @@ def test_the_values_read_by_their_variables_in_the_generated_code():
     "f, error, match",
     [
         (
-            fe.dict_written_into,
+            fe.dict_written_in_a_loop,
             srcgrad.UnsupportedSyntaxError,
-            HERE + r'.*d\["w"\] = w \* 2.0\n.*does not follow writes into',
+            HERE + r'.*d\["w"\] = d\["w"\] \* 2.0\n.*does not follow writes into here',
         ),
         (
             fe.dict_passed_on,

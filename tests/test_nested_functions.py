@@ -86,3 +86,42 @@ def test_the_written_out_body_in_the_generated_code():
 def test_what_is_refused(f, match, mode):
     with pytest.raises(srcgrad.UnsupportedSyntaxError, match=match):
         srcgrad.grad(f, mode=mode)(X)
+
+
+# -- issue 18, leftover item 4: not followed yet, refused (never read as constants) ----------
+def _make_scaler(s):
+    def g(y):
+        return y * s
+
+    return g
+
+
+def closure_made_by_a_factory(x):
+    g = _make_scaler(3.0)
+    return np.sum(g(x))
+
+
+def closure_capturing_an_active_value(x):
+    g = _make_scaler(x[0])  # (s depends on x: never a constant)
+    return np.sum(g(x))
+
+
+def lambdas_in_a_list(x):
+    fs = [lambda y: y * 2, lambda y: y**2]
+    return sum(np.sum(f(x)) for f in fs)
+
+
+@pytest.mark.parametrize(
+    "f, match",
+    [
+        (closure_made_by_a_factory, r"return np.sum\(g\(x\)\)\n.*`g` is a variable here"),
+        (closure_capturing_an_active_value, r"return np.sum\(g\(x\)\)\n.*`g` is a variable"),
+        (lambdas_in_a_list, r"fs = \[lambda y: y \* 2, .*\n.*lambdas here"),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+@pytest.mark.parametrize("mode", MODES)
+def test_closures_returned_or_stored_are_refused(f, match, mode):
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match=match) as info:
+        srcgrad.grad(f, mode=mode)(X)
+    assert f"{__file__}:" in str(info.value)

@@ -878,14 +878,6 @@ def call_of_item(x):
     return fs[0](x * 2.0)
 
 
-def star_args(x, **rest):  # (*args works: test_star_arguments.py)
-    return x * len(rest)
-
-
-def calls_star_args(x):
-    return np.sum(star_args(x * 2.0, k=2.0))
-
-
 def unknown_keyword(x):
     return np.sum(np.mean(x * 2.0, where=x > 0))
 
@@ -905,7 +897,6 @@ async def coroutine(x):
         ("called_object", srcgrad.NoDerivativeError, "`CALL` is the bound method Callable"),
         ("call_of_call", srcgrad.UnsupportedSyntaxError, "not `np.vectorize(np.sin)`"),
         ("call_of_item", srcgrad.UnsupportedSyntaxError, "not `fs[0]`"),
-        ("calls_star_args", srcgrad.NoDerivativeError, "(no **kwargs)"),
         ("unknown_keyword", srcgrad.NoDerivativeError, "no keyword 'where'"),
         ("coroutine", srcgrad.UnsupportedSyntaxError, "coroutine functions (`async def`)"),
     ],

@@ -28,7 +28,7 @@ from .analyze import analyze
 from .analyze.checks import check_facts
 from .analyze.facts import Facts
 from .analyze.records import check_dataclass_uses, record_fields
-from .astwalk import copy_tree, loaded, stored, unparse
+from .astwalk import copy_tree, loaded, nodes, stored, unparse
 from .emit import unit_tangent_wrapper  # noqa: F401  (for derivative.as_function)
 from .normalize.lower import (
     Normalized,
@@ -191,7 +191,7 @@ def analyzed(
     a dict parameter's) or the analysis (a dict read out of a list of them) show it is a
     dict, whose loops then run over its keys (``Normalized.with_dict_keys``)."""
     found: dict[tuple[int, int, int, int], tuple] = dict(norm.dicts)
-    for name, where in norm.iterated.items():
+    for name, where in [*norm.iterated.items(), *norm.keyed.items()]:
         keys = dict_keys(ranks.get(name))
         if keys is not None:
             found[where] = keys
@@ -201,6 +201,8 @@ def analyzed(
         if found != norm.dicts or fields != norm.fields:
             _count("normalize")
             norm = norm.with_dict_keys(dict(found), dict(fields))
+        if norm.waiting is not None:  # (a comprehension over a parameter, not a dict)
+            raise norm.waiting
         facts = analyze(
             norm,
             wrt,
@@ -232,7 +234,7 @@ def _renamed(norm: Normalized, renames: dict[str, str]) -> Normalized:
     checks, keeps the names the function has)."""
     if not renames:
         return norm
-    for node in ast.walk(norm.tree):  # (a free name is never a local of the function)
+    for node in nodes(norm.tree):  # (a free name is never a local of the function)
         if isinstance(node, ast.Name) and node.id in renames:
             node.id = renames[node.id]
     for new in renames.values():

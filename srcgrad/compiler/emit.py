@@ -166,7 +166,7 @@ def _helpers_needed(used: set[str], builder: Builder) -> list[str]:
 def _helper_calls(h: str) -> frozenset[str]:
     """The helpers the helper ``h`` calls (read once)."""
     return frozenset(
-        n.id for n in ast.walk(_helper_tree(h)) if isinstance(n, ast.Name) and n.id in HELPERS
+        n.id for n in nodes(_helper_tree(h)) if isinstance(n, ast.Name) and n.id in HELPERS
     )
 
 
@@ -195,7 +195,7 @@ def _helper_tree(h: str) -> ast.FunctionDef:
 def _helper_def(h: str, builder: Builder) -> ast.FunctionDef:
     tree = _helper_tree(h)
     rename = {"np": builder.xp, **builder.helpers}
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Name) and node.id in rename:
             node.id = rename[node.id]
     tree.name = builder.helpers[h]

@@ -9,6 +9,7 @@ import ast
 import re
 from typing import Any
 
+from ..astwalk import nodes
 from ..normalize.lower import Normalized
 from .alias_calls import _ARRAY_MAKERS
 from .alias_model import Aliases, Place, Problem, _overlap
@@ -32,9 +33,9 @@ class _Check:
         self.found = found
         self.call_writes = call_writes
         self.out_writes = out_writes
-        self.user_names = {
-            n.id for n in ast.walk(norm.parsed.tree) if isinstance(n, ast.Name)
-        } | set(norm.parsed.params)
+        self.user_names = {n.id for n in nodes(norm.parsed.tree) if isinstance(n, ast.Name)} | set(
+            norm.parsed.params
+        )
         self.live_after: dict[int, set[str]] = {}
         self.sites = {id(stmt): stmt for stmt in facts.ops}
 
@@ -199,7 +200,7 @@ class _Check:
                 isinstance(user, ast.Assign)
                 and len(user.targets) == 1
                 and isinstance(user.targets[0], ast.Name)
-                and any(isinstance(n, ast.Name) and n.id == wanted for n in ast.walk(user.value))
+                and any(isinstance(n, ast.Name) and n.id == wanted for n in nodes(user.value))
             ):
                 return user
         return None
@@ -291,4 +292,4 @@ def _reads(node: ast.AST) -> list[str]:
     """Names a statement (with what it writes into) or an expression reads."""
     if isinstance(node, ast.Assign):
         node = ast.Tuple(elts=[node.value, *node.targets], ctx=ast.Load())
-    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return [n.id for n in nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]

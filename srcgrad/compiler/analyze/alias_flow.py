@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..astwalk import nodes
 from ..normalize.expressions import is_static
 from ..normalize.lower import Normalized
 from .alias_calls import (
@@ -184,7 +185,7 @@ class _Flow:
             return frozenset()
         names = [
             n.id
-            for n in ast.walk(stmt.value)
+            for n in nodes(stmt.value)
             if isinstance(n, ast.Name) and n.id in self.local and n.id in state
         ]
         if any(p.kind == "global" for p in self.reach(places)):

@@ -10,6 +10,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+from ..astwalk import nodes
 from ..parse import source_text
 from .alias_calls import _CHANGING_METHODS
 from .alias_model import Aliases, Place
@@ -111,13 +112,13 @@ def _written_parameters(func: Any, params: list[str]) -> set[int]:
         return set(range(len(params)))  # (no code to read: anything)
     roots = {p: p for p in params}  # name -> the parameter it may share memory with
     for _ in range(5):
-        for node in ast.walk(tree):
+        for node in nodes(tree):
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 target, root = node.targets[0], _root(node.value)
                 if isinstance(target, ast.Name) and root in roots:
                     roots.setdefault(target.id, roots[root])
     written = set()
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         where = None
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             for target in getattr(node, "targets", None) or [node.target]:

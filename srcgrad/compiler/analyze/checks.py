@@ -14,6 +14,7 @@ import numpy as np
 from ...errors import NoDerivativeError, UnsupportedSyntaxError
 from ...rules.builders import operation_name
 from ...rules.scipy_stats import frozen_hint
+from ..astwalk import nodes
 from ..normalize.lower import Normalized
 from .complex_values import complex_problem_of
 from .dtypes import check_writes
@@ -227,7 +228,7 @@ def _check_modeled(norm: Normalized, facts: Facts, op: Op, mixed: set[str]) -> N
                     )
             break
     index = op.ctx.index
-    if problem is None and index is not None and any(carries(n) for n in ast.walk(index)):
+    if problem is None and index is not None and any(carries(n) for n in nodes(index)):
         problem = (
             "the index here depends on the arguments being differentiated; srcgrad "
             "differentiates indexing only with indices that do not (to build an array from "
@@ -365,5 +366,5 @@ def _dtype_of_active(facts: Facts, name: str) -> bool:
     return (source.key == ("attr", "dtype") or source.callee is np.result_type) and any(
         isinstance(n, ast.Name) and n.id in facts.varied  # (result_type's are one tuple)
         for a in source.args.values()
-        for n in ast.walk(a)
+        for n in nodes(a)
     )

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from ...rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
+from ..astwalk import nodes
+from ..normalize.keywords import keyword_variant
 from .facts import (
     _COMPARE,
     _NOT,
@@ -95,7 +97,7 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
         return Op(stmt, target.id, rule, key, named, None, callee=callee, problem=str(exc))
     ranks = {p: facts.shape(a).rank for p, a in bound.items()}
     if index is not None:
-        for node in ast.walk(index):
+        for node in nodes(index):
             if isinstance(node, ast.Name):
                 ranks[f"index:{node.id}"] = facts.shape(node).rank
     ctx = Context(
@@ -202,6 +204,8 @@ def _unruled_op(
     # a runtime helper without a rule of its own (generated code differentiated
     # again) is plain numpy code too: srcgrad differentiates its source
     if is_user_function(callee):
+        callee, kws = keyword_variant(callee, kws)  # (f(x, a=v) of f(x, **kw))
+        op.callee = callee
         op.call_args, op.problem = _call_arguments(callee, args, kws)
         if op.call_args is not None:
             op.args = {

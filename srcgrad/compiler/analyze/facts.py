@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...rules import Context, Rule
+from ..astwalk import nodes
 from ..parse import source_text
 
 _COMPARE = Rule(name="comparison", params=("x", "y"), nondiff=True)
@@ -230,7 +231,7 @@ def _returns_tuple(func: Any) -> bool:
         except (OSError, TypeError, SyntaxError):
             known = (code, False)
         else:
-            returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
+            returns = [n for n in nodes(tree) if isinstance(n, ast.Return)]
             known = (code, bool(returns) and all(isinstance(r.value, ast.Tuple) for r in returns))
         _TUPLE_RETURNS[func] = known
     return known[1]

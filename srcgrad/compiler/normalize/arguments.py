@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import ast
 
+from ..astwalk import nodes
+
 
 def copy_written_parameters(
     body: list[ast.stmt], params: list[str]
@@ -31,7 +33,7 @@ def copy_written_parameters(
     first_write: dict[str, ast.stmt] = {}
     for stmt in _statements(body):
         for target in _targets(stmt):
-            for node in ast.walk(target):
+            for node in nodes(target):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     rebound.add(node.id)
                 if (
@@ -48,7 +50,7 @@ def copy_written_parameters(
             targets=[ast.Name(id=p, ctx=ast.Store())],
             value=ast.Call(func=method, args=[], keywords=[]),
         )
-        for node in ast.walk(copy):
+        for node in nodes(copy):
             ast.copy_location(node, write)
         copies.append(copy)
     return ([*copies, *body] if copies else body), made

@@ -32,7 +32,7 @@ import builtins
 import copy
 from typing import Any
 
-from ..astwalk import copy_tree
+from ..astwalk import copy_tree, nodes
 from ..transform.naming import Namer
 
 #: builtins that consume any iterable the way they consume a list
@@ -47,7 +47,7 @@ def lower_comprehensions(body: list[ast.stmt], namer: Namer, env: dict[str, Any]
     """``body`` with its comprehensions lowered (see the module's docstring); the user's
     statements are left as they are (a statement holding one is copied first)."""
     kinds = (ast.ListComp, ast.GeneratorExp, ast.NamedExpr)
-    if not any(isinstance(n, kinds) for s in body for n in ast.walk(s)):
+    if not any(isinstance(n, kinds) for s in body for n in nodes(s)):
         return body
     return _Lowering(namer, env).block(copy_tree(body))
 
@@ -186,7 +186,7 @@ class _Lowering:
             )
             out.append(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call))
         for stmt in out:
-            for n in ast.walk(stmt):
+            for n in nodes(stmt):
                 if isinstance(n, (ast.stmt, ast.expr)) and not hasattr(n, "lineno"):
                     ast.copy_location(n, owner)
             ast.copy_location(stmt, owner)
@@ -201,11 +201,11 @@ class _Holder:
 
 
 def _names(target: ast.expr) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n.id for n in nodes(target) if isinstance(n, ast.Name)]
 
 
 def _reads(node: ast.expr, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id == name for n in nodes(node))
 
 
 def _renamed(node: ast.expr, renamed: dict[str, str]) -> ast.expr:

@@ -22,7 +22,7 @@ import ast
 import builtins
 from typing import Any
 
-from ..astwalk import copy_tree
+from ..astwalk import copy_tree, nodes
 
 _BUILDERS = {"list": builtins.list, "tuple": builtins.tuple}
 #: the longest display repetition writes out
@@ -33,7 +33,7 @@ def lower_containers(body: list[ast.stmt], env: dict[str, Any], local: set[str])
     """``body`` with its container builders written as displays (copied first where
     there is one: the user's statements are left as they are)."""
     lowering = _Displays(env, local)
-    if not any(lowering.candidate(n) for s in body for n in ast.walk(s)):
+    if not any(lowering.candidate(n) for s in body for n in nodes(s)):
         return body
     return [lowering.visit(s) for s in copy_tree(body)]
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy
 
 from ...errors import UnsupportedSyntaxError
+from ..astwalk import nodes
 from .expressions import _static_value
 
 #: the keywords of ``np.errstate`` (the kinds of floating-point error)
@@ -68,7 +69,7 @@ def lower_contexts(
 
 
 def _holds_with(stmt: ast.stmt) -> bool:
-    return any(isinstance(n, ast.With) for n in ast.walk(stmt))
+    return any(isinstance(n, ast.With) for n in nodes(stmt))
 
 
 def _errstate(item: ast.withitem, env: dict[str, Any], local: set[str]) -> bool:

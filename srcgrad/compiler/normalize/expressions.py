@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
+from ..astwalk import nodes
 from ..parse import ParsedFunction
 from ..transform.naming import Namer, names_in
 from .call_arguments import CallArguments
@@ -85,6 +86,8 @@ class _Expressions(CallArguments, IndexConcatenation):
         self.checks: dict[ast.stmt, tuple[str, str]] = {}  # see Normalized.checks
         self.pending_check: tuple[str, str] | None = None  # for the next statement
         self.errstate: dict[str, str] = {}  # see Normalized.errstate
+        self.keyed: dict[str, tuple[int, int, int, int]] = {}  # see Normalized.keyed
+        self.waiting: UnsupportedSyntaxError | None = None  # see Normalized.waiting
 
     @contextlib.contextmanager
     def block(self, into: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
@@ -296,6 +299,16 @@ class _Expressions(CallArguments, IndexConcatenation):
             callee = ast.Name(id=func.id, ctx=ast.Load())
         elif isinstance(func, ast.Attribute):
             callee = self.attribute(self.atom(func.value), func, method=True)
+        elif isinstance(func, ast.Name) and func.id in self.current:
+            raise self.fail(
+                node,
+                f"srcgrad calls functions by the name they have where it reads the code; "
+                f"`{func.id}` is a variable here (a function returned by another call, as a "
+                "closure a factory makes, or taken out of a list or tuple), which srcgrad "
+                "does not follow yet: define the function in this function (a nested `def` "
+                "or a lambda bound to a name) or at module level, and pass what the closure "
+                "captures as an argument.",
+            )
         else:
             raise self.fail(
                 node,
@@ -376,7 +389,7 @@ def _assigned_in_compound(stmts: list[ast.stmt], top: bool = False) -> set[str]:
     """Names assigned inside if/for/while statements (or anywhere, if ``top``),
     and arrays written into (``y[i] = v`` changes ``y`` where it stands)."""
     found: set[str] = set()
-    for node in (n for stmt in stmts for n in ast.walk(stmt)):
+    for node in (n for stmt in stmts for n in nodes(stmt)):
         targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
         for t in targets:
             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
@@ -390,7 +403,7 @@ def _assigned_in_compound(stmts: list[ast.stmt], top: bool = False) -> set[str]:
             found.add(func.value.id)
     for stmt in stmts:
         if top or isinstance(stmt, (ast.If, ast.For, ast.While)):
-            for node in ast.walk(stmt):
+            for node in nodes(stmt):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     found.add(node.id)
     return found

@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
+from ..astwalk import nodes
 from ..parse import ParsedFunction
 from ..parse.names import _local_names
 from ..transform.naming import Namer
@@ -70,11 +71,15 @@ from .arguments import copy_written_parameters
 from .comprehensions import lower_comprehensions
 from .containers import lower_containers
 from .contexts import lower_contexts
+from .dict_comprehensions import LATER, expand_comprehensions
 from .dicts import lower_dicts
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
 from .frozen import lower_frozen
+from .iteration import _where
+from .keywords import with_keywords
 from .nested import inline_nested
+from .sets import lower_constant_sets
 from .statements import _is_docstring, _Statements
 
 
@@ -111,6 +116,12 @@ class Normalized:
     #: the settings of the function's ``with np.errstate(...)`` blocks, which the driver
     #: puts around its derivatives' bodies (see ``normalize.contexts``)
     errstate: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the dict parameters a dict or set comprehension iterates, with where it names them
+    #: (the key ``dicts`` takes): the comprehension is written out over their keys
+    keyed: dict[str, tuple[int, int, int, int]] = dataclasses.field(default_factory=dict)
+    #: the error for a comprehension over a parameter whose keys are not known, for the
+    #: driver to raise where the arguments do not show them either
+    waiting: UnsupportedSyntaxError | None = None
 
     #: ``p.w`` read off a name (the name as lowered, and ``w``), where the user wrote it
     attributes: dict[tuple[int, int, int, int], tuple[str, str, bool]] = dataclasses.field(
@@ -210,10 +221,14 @@ class Normalized:
         return " ".join(line.strip() for line in lines)
 
 
+#: how many times dicts built in the function are lowered (one written out of another)
+_DICT_ROUNDS = 4
+
+
 def normalize(parsed: ParsedFunction, entry: bool = False) -> Normalized:
     """Lower ``parsed`` into the core grammar. ``entry``: the function differentiated,
     not one it calls (see ``normalize.arguments``)."""
-    return _Normalizer(parsed, entry=entry).run()
+    return _Normalizer(with_keywords(parsed), entry=entry).run()
 
 
 class _Normalizer(_Statements):
@@ -227,8 +242,9 @@ class _Normalizer(_Statements):
             raise self.fail(
                 tree,
                 "srcgrad differentiates functions with named parameters (positional, "
-                "keyword-only, positional-only); **kwargs is not supported yet, nor *args "
-                "in the function differentiated (a function it calls may have *args).",
+                "keyword-only, positional-only); neither **kwargs nor *args in the "
+                "function differentiated (a function it calls may have both): name the "
+                "parameters, or pass a dict of them in as one argument.",
             )
         returned = self.lower_body(tree)
         ret = ast.Return(value=returned)
@@ -250,6 +266,8 @@ class _Normalizer(_Statements):
             entry=self.entry,
             copied=self.copied,
             errstate=self.errstate,
+            keyed=self.keyed,
+            waiting=self.waiting,
         )
 
     def lower_body(self, tree: ast.FunctionDef) -> ast.expr:
@@ -261,14 +279,18 @@ class _Normalizer(_Statements):
         local = _local_names(tree)
         body, self.errstate = lower_contexts(body, self.env, local, self.fail)
         body = lower_frozen(body, self.env, local, set(self.parsed.params), self.namer)
-        body = lower_containers(body, self.env, local)
+        body = self.expand(lower_containers(body, self.env, local), local)
         body = lower_comprehensions(body, self.namer, self.env)
         inlined = inline_nested(body, self.namer, self.env, local, self.fail)
         if inlined is not body:  # (the nested functions' own containers and comprehensions)
-            body = lower_comprehensions(
-                lower_containers(inlined, self.env, local), self.namer, self.env
-            )
-        body = lower_dicts(body, self.namer, self.env, local, self.fail)
+            inlined = self.expand(lower_containers(inlined, self.env, local), local)
+            body = lower_comprehensions(inlined, self.namer, self.env)
+        for _ in range(_DICT_ROUNDS):  # (a dict comprehension over a dict: a dict again)
+            lowered, body = body, lower_dicts(body, self.namer, self.env, local, self.fail)
+            if lowered is body:
+                break
+        body, _ = expand_comprehensions(body, self.env, local, self.fail, lambda n: None)
+        body = lower_constant_sets(body, self.env, local, self.fail)
         if self.entry:
             body, self.copied = copy_written_parameters(body, self.parsed.params)
         lowered = lower_exits(_with_body(tree, body), self.namer)
@@ -292,6 +314,39 @@ class _Normalizer(_Statements):
                 "the returned value, so return it as the last statement.",
             )
         return returned
+
+    def expand(self, body: list[ast.stmt], local: set[str]) -> list[ast.stmt]:
+        """``body`` with its dict and set comprehensions written out where their
+        iterations are known (``normalize.dict_comprehensions``): one over a dict
+        parameter once the arguments show its keys (``keyed``, ``waiting``); one over a
+        dict built in the function is left for ``normalize.dicts``."""
+        assigned = {
+            n.id
+            for s in body
+            for n in nodes(s)
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+        }
+
+        def keyed(node: ast.Name) -> Any:
+            name = node.id
+            if name in assigned or name not in self.parsed.params:
+                return LATER if name in local else None
+            self.keyed[name] = _where(node)
+            keys = self.dicts.get(_where(node))
+            if keys is None:
+                self.waiting = self.waiting or self.fail(
+                    node,
+                    f"srcgrad writes a dict or set comprehension over `{name}` out over its "
+                    f"keys, which needs `{name}` to be a dict whose keys are constants (str, "
+                    'int); it is not one here. Build a dict with a display (`{"a": a}`) '
+                    "and values with a list comprehension (a set of values the code "
+                    "computes merges equal ones, which srcgrad does not follow).",
+                )
+                return ...
+            return [(k, _subscript(name, k, node)) for k in keys]
+
+        body, _ = expand_comprehensions(body, self.env, local, self.fail, keyed)
+        return body
 
     def returned(self, value: ast.expr | None) -> ast.expr:
         """The returned atom; an unnamed result gets the name ``out``."""
@@ -354,6 +409,16 @@ def _constant(value: Any) -> bool:
     if isinstance(value, tuple):
         return all(map(_constant, value))
     return value is None or type(value) in (str, bytes, int, float, bool)
+
+
+def _subscript(name: str, key: Any, where: ast.AST) -> ast.Subscript:
+    """``name[key]``, at ``where``."""
+    read = ast.Subscript(
+        value=ast.Name(id=name, ctx=ast.Load()), slice=ast.Constant(key), ctx=ast.Load()
+    )
+    for n in nodes(read):
+        ast.copy_location(n, where)
+    return read
 
 
 def _with_body(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionDef:

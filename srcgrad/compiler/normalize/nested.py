@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
-from ..astwalk import copy_tree
+from ..astwalk import copy_tree, nodes
 from ..transform.naming import Namer
 from .expressions import _static_value
 
@@ -102,13 +102,13 @@ def inline_nested(
     if not any(
         isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or inliner.partial(n)
         for s in body
-        for n in ast.walk(s)
+        for n in nodes(s)
     ):
         return body
     inliner.assigned = {
         n.id
         for s in body
-        for n in ast.walk(s)
+        for n in nodes(s)
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
     }
     return inliner.block(copy_tree(body), top=True)
@@ -208,7 +208,7 @@ class _Inliner:
                     "only: pass that value at each call instead.",
                 )
         local = set(positional) | set(keyword_only)
-        for node in (n for s in [*body, ast.Expr(value=result)] for n in ast.walk(s)):
+        for node in (n for s in [*body, ast.Expr(value=result)] for n in nodes(s)):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 local.add(node.id)
         self.nested[name] = _Nested(
@@ -293,7 +293,7 @@ class _Inliner:
 
     def rebinding(self, stmt: ast.stmt) -> None:
         """Refuse a statement that assigns to the name of a nested function."""
-        for node in ast.walk(stmt):
+        for node in nodes(stmt):
             if (
                 isinstance(node, ast.Name)
                 and not isinstance(node.ctx, ast.Load)
@@ -326,11 +326,11 @@ class _Inliner:
     def not_called(self, node: ast.AST) -> None:
         """Refuse what is left of a nested function in ``node``: a use as a value, or a
         call where only some paths evaluate it."""
-        for n in ast.walk(node):
+        for n in nodes(node):
             if isinstance(n, ast.Name) and n.id in self.nested:
                 calls = [
                     c
-                    for c in ast.walk(node)
+                    for c in nodes(node)
                     if isinstance(c, ast.Call)
                     and isinstance(c.func, ast.Name)
                     and c.func.id == n.id
@@ -422,7 +422,7 @@ class _Inliner:
             args=[*(copy_tree(a) for a in partial.args), *node.args],
             keywords=[ast.keyword(arg=k, value=v) for k, v in keywords.items()],
         )
-        for n in ast.walk(call):
+        for n in nodes(call):
             if not hasattr(n, "lineno") and isinstance(n, ast.expr):
                 ast.copy_location(n, node)
         return self.expression(ast.copy_location(call, node), before)
@@ -467,7 +467,7 @@ def _walk_own(node: ast.AST):  # noqa: ANN202 (an iterator of nodes)
 def _renamed(node: ast.AST | list, names: dict[str, ast.Name]):  # noqa: ANN202
     """``node`` (a copy) with the names in ``names`` renamed, loads and stores alike."""
     for tree in node if isinstance(node, list) else [node]:
-        for n in ast.walk(tree):
+        for n in nodes(tree):
             if isinstance(n, ast.Name) and n.id in names:
                 n.id = names[n.id].id
     return node

@@ -10,7 +10,7 @@ import builtins
 import importlib
 import sys
 
-from ..astwalk import copy_tree
+from ..astwalk import copy_tree, nodes
 from .expressions import _UNSUPPORTED_EXPRS, _static_value
 from .iteration import _Iteration
 
@@ -52,7 +52,7 @@ class _Statements(_Iteration):
         a temporary), so a derivative rule can tell old from new.
         """
         if name in self.mutable:
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in nodes(value)):
                 value = ast.Name(id=self.as_temp(value), ctx=ast.Load())
             self.local.add(name)
             self.emit(name, value)
@@ -202,7 +202,7 @@ class _Statements(_Iteration):
         """A copy of ``node``, kept as it is (nothing in it is differentiated: a message, an
         exception), its variables read as they stand here."""
         new = copy_tree(node)
-        for n in ast.walk(new):
+        for n in nodes(new):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
                 loaded = self.load(n.id, n)
                 if isinstance(loaded, ast.Name):
@@ -368,7 +368,7 @@ class _Statements(_Iteration):
             if any(isinstance(e, ast.Starred) for e in target.elts):
                 raise self.fail(target, "starred assignment targets are not supported yet.")
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
-                stored = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+                stored = {n.id for n in nodes(target) if isinstance(n, ast.Name)}
                 items = [
                     ast.Name(id=self.as_temp(v), ctx=ast.Load())
                     if isinstance(v, ast.Name)

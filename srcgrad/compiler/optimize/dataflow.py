@@ -56,24 +56,59 @@ _local = threading.local()
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.Pass)
 
 
-def _summary(stmt: ast.stmt, memo: dict) -> tuple[list[str], list[str]]:
+_Summary = tuple[list[str], list[str], frozenset[str], frozenset[str]]
+
+
+def _summary(stmt: ast.stmt, memo: dict) -> _Summary:
+    """The names ``stmt`` reads and writes, those whose arrays it writes into in place
+    (:func:`_written_into`) and those it stores items of (``y[i] = v``, not ``y += v``),
+    from one walk of a simple statement (kept in ``memo``) or its blocks' for a compound
+    one."""
     hit = memo.get(id(stmt))
     if hit is not None and hit[0] is stmt:
-        return hit[1], hit[2]
+        return hit[1:]
     if isinstance(stmt, _SIMPLE):
-        found = _reads(stmt), stored(stmt)
+        found = _scan(stmt)
         memo[id(stmt)] = (stmt, *found)
         return found
     if isinstance(stmt, (ast.If, ast.For, ast.While)):
         head = [stmt.target, stmt.iter] if isinstance(stmt, ast.For) else [stmt.test]
         read = [n for h in head for n in loaded(h)]
         written = [n for h in head for n in stored(h)]
+        into: set[str] = set()
+        items: set[str] = set()
         for inner in (*stmt.body, *stmt.orelse):
-            r, w = _summary(inner, memo)
+            r, w, i, k = _summary(inner, memo)
             read += r
             written += w
-        return read, written
-    return _reads(stmt), stored(stmt)
+            into |= i
+            items |= k
+        return read, written, frozenset(into), frozenset(items)
+    return _scan(stmt)
+
+
+def _scan(stmt: ast.stmt) -> _Summary:
+    """One walk of ``stmt``: the names it reads (an assignment's target index counts),
+    those it assigns, those whose arrays it writes into (``y[i] = v``, ``y += v``), and
+    the names it stores an item of directly (``y[i] = v``)."""
+    read: list[str] = []
+    written: list[str] = []
+    into: set[str] = set()
+    items: set[str] = set()
+    name, load, sub, store, aug = ast.Name, ast.Load, ast.Subscript, ast.Store, ast.AugAssign
+    for n in nodes(stmt):
+        kind = type(n)
+        if kind is name:
+            (read if type(n.ctx) is load else written).append(n.id)
+            continue
+        where = n.target if kind is aug else n if kind is sub and type(n.ctx) is store else None
+        if kind is sub and where is n and type(n.value) is name:
+            items.add(n.value.id)
+        while type(where) is sub:
+            where = where.value
+        if type(where) is name:
+            into.add(where.id)
+    return read, written, frozenset(into), frozenset(items)
 
 
 def _forget(stmt: ast.stmt) -> None:
@@ -210,19 +245,20 @@ def _accumulated(v: str, value: ast.expr) -> ast.expr | None:
     return None
 
 
-def _written_into(stmt: ast.stmt) -> set[str]:
+def _written_into(stmt: ast.stmt) -> frozenset[str]:
     """Names whose arrays ``stmt`` (with its nested blocks) changes in place: ``y[i] = v``,
     ``y[i] += v``, ``y += v``."""
-    out = set()
-    for node in nodes(stmt):
-        where = node.target if isinstance(node, ast.AugAssign) else None
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
-            where = node
-        while isinstance(where, ast.Subscript):
-            where = where.value
-        if isinstance(where, ast.Name):
-            out.add(where.id)
-    return out
+    return _summary(stmt, _memo())[2]
+
+
+def items_stored(stmt: ast.stmt) -> frozenset[str]:
+    """Names ``stmt`` (with its nested blocks) stores an item of: ``y[i] = v``."""
+    return _summary(stmt, _memo())[3]
+
+
+def _memo() -> dict:
+    memo = getattr(_local, "memo", None)
+    return {} if memo is None else memo
 
 
 #: array attributes that are values of their own, not views of the array

@@ -6,12 +6,13 @@ import ast
 import math
 import operator
 
-from ..astwalk import copy_tree, nodes
+from ..astwalk import copy_tree
 from .dataflow import (
     Context,
     _forget,
     _stmt_shares,
     blocks,
+    items_stored,
     settle,
     settled,
     target,
@@ -238,14 +239,7 @@ def simplify(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     ``y``, would change ``x_bar``).
     """
     params = ctx.params
-    mutated = {
-        n.value.id
-        for s in body  # (each top statement's walk takes in its nested blocks)
-        for n in nodes(s)
-        if isinstance(n, ast.Subscript)
-        and isinstance(n.ctx, ast.Store)
-        and isinstance(n.value, ast.Name)
-    }
+    mutated = {n for s in body for n in items_stored(s)}  # (blocks included)
     hazards = written_in_place(body, params) if mutated else set()
     simplifier = _Simplify()
     changed = False

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ...errors import SourceLocator, UnsupportedSyntaxError
+from ..astwalk import nodes
 
 
 class ParsedFunction:
@@ -173,7 +174,7 @@ def _local_names(tree: ast.FunctionDef) -> set[str]:
     for extra in (tree.args.vararg, tree.args.kwarg):
         if extra is not None:
             local.add(extra.arg)
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if node is tree:
             continue  # the function's own name is not a local: it may call itself
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -202,7 +203,7 @@ def _resolve(
     # (the body's names only: default values and annotations were evaluated where the
     # function was defined, and srcgrad reads defaults from __defaults__)
     body = ast.Module(body=tree.body, type_ignores=[])
-    for node in ast.walk(body):
+    for node in nodes(body):
         if not isinstance(node, ast.Name) or node.id in local or node.id in env:
             continue
         name = node.id

@@ -12,7 +12,7 @@ from typing import Any
 from ... import runtime
 from ...rules import helpers as rule_helpers
 from ..analyze.facts import Facts
-from ..astwalk import copy_tree
+from ..astwalk import copy_tree, nodes
 from .callees import Callees
 from .naming import Namer
 
@@ -225,7 +225,7 @@ class Builder:
 
         Fewer temporaries stay alive, and the code names the user's variables.
         """
-        for node in ast.walk(expr):
+        for node in nodes(expr):
             if not isinstance(node, ast.Call) or not isinstance(
                 node.func, (ast.Name, ast.Attribute)
             ):

@@ -29,7 +29,7 @@ from ...rules import instantiate
 from ..analyze.checks import check_mode
 from ..analyze.facts import TREE, Facts, is_function_value, makes_sequence
 from ..analyze.in_place import in_place_checks
-from ..astwalk import copy_tree
+from ..astwalk import copy_tree, nodes
 from ..normalize.lower import Normalized
 from .builder import Builder, add, assign, name
 
@@ -247,9 +247,7 @@ def _tangent(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
     for term in terms[1:]:
         expr = builder.call(combine, expr, term) if combine else add(expr, term)
     if op.rule.elementwise and builder.key(expr) != facts.op_shapes[id(stmt)].key:
-        read = {
-            builder.primal_of.get(n.id, n.id) for n in ast.walk(expr) if isinstance(n, ast.Name)
-        }
+        read = {builder.primal_of.get(n.id, n.id) for n in nodes(expr) if isinstance(n, ast.Name)}
         if not any(  # a term over an operand with the result's shape has that shape
             isinstance(a, ast.Name) and a.id in read and facts.fills(a, stmt)
             for a in op.args.values()

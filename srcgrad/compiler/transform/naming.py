@@ -13,6 +13,8 @@ import keyword
 import unicodedata
 from collections.abc import Iterable
 
+from ..astwalk import nodes
+
 
 class Namer:
     """Hands out fresh names that avoid every name it has been told about."""
@@ -95,7 +97,7 @@ def _identifier(text: str) -> str:
 def names_in(tree: ast.AST) -> set[str]:
     """Every identifier that appears in ``tree``: variables, arguments, functions."""
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Name):
             found.add(node.id)
         elif isinstance(node, ast.arg):

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from ...astwalk import copy_tree
+from ...astwalk import copy_tree, nodes
 from ..builder import assign, name
 
 
@@ -54,7 +54,7 @@ class AdjointShapes:
         gradient). The dtype comes from an active operand, as for other witnesses."""
         builder = self.builder
         before: list[ast.stmt] = []
-        for node in ast.walk(expr):
+        for node in nodes(expr):
             if not (
                 plain_full_like(node)
                 and isinstance(node.args[0], ast.Name)
@@ -68,7 +68,7 @@ class AdjointShapes:
                 continue
             leaves = [
                 n.args[0].id
-                for n in ast.walk(shape)
+                for n in ast.walk(shape)  # (in order: the first leaf gives the dtype)
                 if isinstance(n, ast.Call)
                 and isinstance(n.func, ast.Attribute)
                 and n.func.attr == "shape"
@@ -79,7 +79,7 @@ class AdjointShapes:
                 continue
             sizes = [  # np.size(t): the product of that shape
                 other
-                for other in ast.walk(expr)
+                for other in nodes(expr)
                 if isinstance(other, ast.Call)
                 and isinstance(other.func, ast.Attribute)
                 and other.func.attr == "size"

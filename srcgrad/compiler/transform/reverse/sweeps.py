@@ -254,7 +254,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
                     )
                 ):
                     out.append(stmt)
-            for node in [stmt] + [n for n in ast.walk(stmt) if isinstance(n, ast.stmt)]:
+            for node in [stmt] + [n for n in nodes(stmt) if isinstance(n, ast.stmt)]:
                 read_before.update(uses(node))
         return out
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...analyze.facts import Facts, assigned_name, walk_block
-from ...astwalk import copy_tree, loaded
+from ...astwalk import copy_tree, loaded, nodes
 from ...normalize.lower import Normalized
 
 
@@ -373,7 +373,7 @@ def _assigned(block: list[ast.stmt]) -> list[str]:
     return [
         n.id
         for stmt in block
-        for n in ast.walk(stmt)
+        for n in nodes(stmt)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
     ]
 

@@ -9,7 +9,7 @@ from collections import Counter
 
 from ....rules import instantiate
 from ...analyze.facts import walk_block
-from ...astwalk import copy_tree
+from ...astwalk import copy_tree, nodes
 from ..builder import assign, name
 from .shapes import plain_full_like
 from .tape_plan import uses
@@ -118,7 +118,7 @@ class UniformAdjoints:
             contribution = instantiate(op.rule.vjp[param], ctx)
             read = {
                 builder.primal_of.get(n.id, n.id)
-                for n in ast.walk(contribution)
+                for n in nodes(contribution)
                 if isinstance(n, ast.Name)
             }
             if read & full:
