@@ -83,3 +83,68 @@ def cumulative_phase(x):
     path = np.cumsum(z)
     a = np.outer(z, np.conj(z))
     return np.mean(np.abs(path)) + np.real(np.sum(a @ z)) * 0.1
+
+
+def real_image_spectrum(img, weights):
+    """A real image's half spectrum (``rfft2``, ``rfftn`` on a stack) filtered and brought
+    back by ``irfft2`` and ``irfftn`` (even sides, which autograd's rules take)."""
+    spectrum = np.fft.rfft2(img) * (weights + 0.5j)
+    smooth = np.fft.irfft2(spectrum)
+    stack = np.fft.rfftn(img[None] * 2.0 + img[:, None] * 0.5, norm="ortho")
+    back = np.fft.irfftn(stack * 1j, norm="ortho")
+    power = np.real(stack * np.conj(stack))  # (|stack| ** 2 has no derivative at 0)
+    return np.sum(smooth**2) + np.sum(power) * 0.1 + np.sum(back * back[::-1])
+
+
+# -- transforms of other lengths and shapes: odd lengths and s= (central differences) --------
+
+
+def irfft_of_other_lengths(h):
+    """``irfft`` with ``n=``: odd and even, more and fewer points than the default. (Here
+    and below, ``np.real(z * np.conj(z))`` for ``|z| ** 2``, which has a derivative at 0.)"""
+    c = np.fft.rfft(h) * (1.0 + 0.5j)
+    odd = np.fft.irfft(c, n=5)
+    longer = np.fft.irfft(c * 1j, n=11, norm="ortho")
+    even = np.fft.irfft(c, n=4, norm="forward")
+    return np.sum(odd * np.cos(np.arange(5.0))) + np.sum(longer**2) + np.sum(even**3)
+
+
+def irfft_of_a_real_array(h):
+    """numpy reads a real array as the coefficients' real parts."""
+    square = np.fft.irfftn(h[None] * h[:, None])
+    return np.sum(np.fft.irfft(h, n=7) * np.arange(7.0)) + np.sum(square * square[::-1])
+
+
+def transforms_with_s(x):
+    """``fft2``, ``ifft2``, ``fftn``, ``ifftn`` padding and cutting by ``s=`` (and ``-1``:
+    the input's length)."""
+    a = np.fft.fft2(x, s=(3, 6))
+    b = np.fft.ifftn(x + 0.5j * x**2, s=(2, -1), axes=(0, 1), norm="forward")
+    c = np.fft.fftn(x, s=(2, 7), axes=(1, 0))
+    d = np.fft.ifft2(x * 1j, s=(5, 2), norm="ortho")
+    weights = np.cos(np.arange(18.0)).reshape(3, 6)
+    return (
+        np.sum(np.real(a * np.conj(a)) * weights)
+        + np.sum(np.real(b) * np.imag(b))
+        + np.sum(np.real(c * np.conj(c)))
+        + np.sum(np.real(d) ** 3)
+    )
+
+
+def real_transforms_of_odd_shapes(x):
+    """``rfft2``, ``rfftn``, ``irfft2``, ``irfftn`` of odd sides, with and without ``s=``
+    (axes repeated too: numpy then transforms along one axis twice)."""
+    a = np.fft.rfft2(x)
+    b = np.fft.rfftn(x, s=(5, 3), axes=(0, 1))
+    c = np.fft.irfft2(np.fft.fft2(x) * (0.5 + 1j))
+    d = np.fft.irfftn(np.fft.fftn(x)[:, :2] * 1j, s=(4, 5), axes=(0, 1))
+    e = np.fft.rfftn(x, axes=(0, 0))
+    weights = np.cos(np.arange(c.size)).reshape(c.shape)
+    return (
+        np.sum(np.real(a) * np.sin(np.arange(a.size)).reshape(a.shape))
+        + np.sum(np.imag(a) ** 2)
+        + np.sum(np.real(b) ** 2 - np.imag(b) * 0.3)
+        + np.sum(c * weights)
+        + np.sum(d**2)
+        + np.sum(np.real(e * np.conj(e))) * 0.1
+    )

@@ -7,6 +7,8 @@ combine its parts into one array (the rule tests compare arrays)."""
 import numpy as np
 
 XP = np.array([-1.0, 0.0, 0.5, 2.0, 2.5])  # sample points of np.interp (increasing)
+#: sample points of a periodic np.interp (any order; 0.8 apart modulo 2 pi and modulo 7)
+XP_PERIODIC = np.array([2.5, 0.2, 1.0, 4.1, 5.0])
 
 # -- np.convolve ---------------------------------------------------------------------------------
 
@@ -29,6 +31,33 @@ def convolve_dynamic(a, v, mode):
 
 def convolve_self(a):
     return np.convolve(a, a)
+
+
+# -- np.correlate ---------------------------------------------------------------------------------
+
+
+def correlate(a, v):
+    return np.correlate(a, v)
+
+
+def correlate_same(a, v):
+    return np.correlate(a, v, "same")
+
+
+def correlate_full(a, v):
+    return np.correlate(a, v, mode="full")
+
+
+def correlate_dynamic(a, v, mode):
+    return np.correlate(a, v, mode)
+
+
+def correlate_self(a):
+    return np.correlate(np.sin(a), a, "full") * np.correlate(a, a[::-1], "same")[0]
+
+
+def correlate_of_complex(a):
+    return np.abs(np.sum(np.correlate(a, a * 1j, "full")))
 
 
 # -- np.trapezoid ------------------------------------------------------------------------------
@@ -75,6 +104,22 @@ def interp_sample_points(x, xp, fp):
 
 def interp_of_sine(x):
     return np.interp(x, XP, np.sin(XP * x[0]))
+
+
+def interp_period(x, fp):
+    return np.interp(x, XP_PERIODIC, fp, period=2 * np.pi)
+
+
+def interp_period_negative(x, fp):
+    return np.interp(x, XP_PERIODIC, fp, period=-7.0)
+
+
+def interp_period_of_sine(x):
+    return np.interp(x, XP_PERIODIC, np.sin(XP_PERIODIC * x[0]), period=2 * np.pi)
+
+
+def interp_period_dynamic(x, fp, period):
+    return np.interp(x, XP, fp, period=period)
 
 
 # -- polynomials ---------------------------------------------------------------------------------

@@ -322,12 +322,54 @@ def mvn_logpdf_standard(x):
     return mvn.logpdf(x)
 
 
-# -- frozen distributions: refused, with what to write instead ---------------------------------
-FROZEN = scipy.stats.norm(0.0, 2.0)
+# -- frozen distributions made in the function: calls of the distribution ----------------------
 
 
-def frozen_inline(x):
-    return np.sum(scipy.stats.norm(0.0, 2.0).logpdf(x))
+def frozen_norm(x, mu, s):
+    dist = scipy.stats.norm(loc=mu, scale=s)
+    return dist.logpdf(x) + dist.cdf(x) * dist.pdf(x) + dist.logcdf(x) - dist.sf(x) + dist.logsf(x)
+
+
+def frozen_logpdf(x, mu, s):
+    d = st.norm(mu, scale=s)
+    return d.logpdf(x)
+
+
+def frozen_inline(x, mu, s):
+    return st.norm(loc=mu, scale=np.exp(s)).logpdf(np.sin(x)) + st.norm(mu).cdf(x=x * s)
+
+
+def frozen_t(x, df, loc, s):
+    d = t(df, loc, s)
+    return d.logpdf(x) * 0.5 + d.pdf(x)
+
+
+def frozen_gamma(x, loc, s):
+    d = gamma(2, loc=loc, scale=s)  # (the cdf in a has no closed form: a constant here)
+    return d.cdf(x) + d.logsf(x) + d.logpdf(x)
+
+
+def frozen_poisson(mu, k):
+    d = poisson(mu)
+    return d.logpmf(k) + d.cdf(k)
+
+
+def frozen_in_loop(x, mu):
+    total = 0.0
+    for i in range(3):
+        d = st.norm(mu * i, 1.0 + i)
+        mu = mu * 1.5  # (after the distribution is made: it keeps the value it got)
+        total = total + d.pdf(x) * d.logcdf(x)
+    return total
+
+
+def frozen_mvn(x, mean, factor):
+    d = mvn(mean, factor @ factor.T + 0.5 * np.eye(3), allow_singular=False, seed=3)
+    return np.sum(d.logpdf(x)) + np.sum(d.pdf(x)) * 10.0
+
+
+def frozen_mvn_inline(mean):
+    return mvn(mean).logpdf(np.zeros(2))
 
 
 def frozen_on_parameters(mu):
@@ -335,9 +377,44 @@ def frozen_on_parameters(mu):
     return np.sum(dist.cdf(1.0))
 
 
+# -- frozen distributions srcgrad does not follow: refused, with what to write instead ---------
+FROZEN = scipy.stats.norm(0.0, 2.0)
+
+
 def frozen_global(x):
     return np.sum(FROZEN.logpdf(x))
 
 
-def frozen_multivariate(mean):
-    return mvn(mean).logpdf(np.zeros(2))
+def frozen_mvn_cdf(mean):
+    d = mvn(mean)  # (its cdf has no rule: the distribution is read otherwise than by logpdf)
+    return d.logpdf(np.zeros(2)) + d.cdf(np.zeros(2))
+
+
+def _mean_of(d):
+    return d.mean()
+
+
+def frozen_passed(mu):
+    d = st.norm(mu, 2.0)
+    return np.sum(d.logpdf(np.zeros(2))) + _mean_of(d)
+
+
+def frozen_stored(mu):
+    d = st.norm(mu, 2.0)
+    dists = [d]
+    return np.sum(dists[0].logpdf(np.zeros(2)))
+
+
+def frozen_mean(mu):
+    d = st.norm(mu, 2.0)
+    return np.sum(d.logpdf(np.zeros(2))) + d.mean()
+
+
+def frozen_made_twice(mu):
+    d = st.norm(mu, 2.0)
+    d = st.norm(mu, 3.0)
+    return np.sum(d.logpdf(np.zeros(2)))
+
+
+def frozen_inline_both_call(mu):
+    return np.sum(st.norm(np.cumsum(mu)).logpdf(np.cumsum(mu)))

@@ -50,6 +50,7 @@ ROWS = {
     "spectral_derivative": st.tuples(values(8), st.floats(0.1, 1.0)),
     "image_blur": st.tuples(values((4, 4)), values((4, 4))),
     "cumulative_phase": st.tuples(values(5)),
+    "real_image_spectrum": st.tuples(values((4, 4)), values((4, 3))),
 }
 
 
@@ -189,8 +190,17 @@ def rfft_of_complex(x):
     return np.sum(np.abs(np.fft.rfft(np.exp(1j * x))))
 
 
-def irfft_of_length(x):
-    return np.sum(np.fft.irfft(np.exp(1j * x), n=5))
+def rfftn_of_complex(x):
+    return np.sum(np.abs(np.fft.rfftn(np.exp(1j * x))))
+
+
+def hfft_of_complex(x):
+    return np.sum(np.fft.hfft(np.exp(1j * x)))
+
+
+def fftn_into_out(x):
+    out = np.zeros((1, 3), dtype=complex)
+    return np.sum(np.abs(np.fft.fftn(x[None] * 1.0, out=out)))
 
 
 def sort_of_complex(x):
@@ -204,7 +214,9 @@ REFUSED = {
     complex_result: "the value returned is complex",
     helper_of_complex: "not yet through a call to a function of yours",
     rfft_of_complex: "takes real arrays",
-    irfft_of_length: "n=None",
+    rfftn_of_complex: "np.fft.rfftn takes real arrays",
+    fftn_into_out: "leave out `out=`",
+    hfft_of_complex: "no derivative rule for 'numpy.fft.hfft'",
     sort_of_complex: "not yet through np.sort",
 }
 
@@ -221,6 +233,7 @@ def test_refused(f, mode):
         return
     assert REFUSED[f] in message
     assert "t1" not in message and "t2" not in message
+    assert message.startswith(f"{__file__}:")  # the user's file and line
 
 
 def complex_argument(z, w):
@@ -323,3 +336,28 @@ def test_transforms_of_another_length_pad_or_cut(h):
     gradient = srcgrad.grad(zero_padded)
     rows = np.array([_central(lambda a, i=i: gradient(a)[i], (h,), 0) for i in range(7)])
     np.testing.assert_allclose(srcgrad.hessian(zero_padded)(h), rows, atol=1e-4)
+
+
+#: functions of numpy.fft at odd lengths and with s= (autograd's rules for the real
+#: transforms refuse odd lengths): central differences decide, and for the Hessian the
+#: differences of srcgrad's own gradient
+SHAPED = {
+    "irfft_of_other_lengths": (7,),
+    "irfft_of_a_real_array": (5,),
+    "transforms_with_s": (3, 4),
+    "real_transforms_of_odd_shapes": (3, 5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPED))
+@given(data=st.data())
+def test_transforms_of_odd_lengths_and_shapes_against_differences(name, data):
+    f = getattr(fc, name)
+    x = data.draw(values(SHAPED[name]))
+    want = _central(f, (x,), 0)
+    for mode in MODES:
+        np.testing.assert_allclose(srcgrad.grad(f, mode=mode)(x), want, atol=1e-5)
+    gradient = srcgrad.grad(f)
+    rows = [_central(lambda a, i=i: gradient(a)[i], (x,), 0) for i in np.ndindex(x.shape)]
+    hessian = np.reshape(rows, x.shape + x.shape)
+    np.testing.assert_allclose(srcgrad.hessian(f)(x), hessian, atol=1e-4)

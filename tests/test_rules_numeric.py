@@ -1,5 +1,6 @@
-"""The rules of ``srcgrad/rules/numeric.py``, tested: ``np.convolve``, ``np.trapezoid``,
-``np.interp``, ``np.polyval``, ``np.polyder``, ``np.cross`` and ``np.gradient``.
+"""The rules of ``srcgrad/rules/numeric.py``, tested: ``np.convolve``, ``np.correlate``,
+``np.trapezoid``, ``np.interp``, ``np.polyval``, ``np.polyder``, ``np.cross`` and
+``np.gradient``.
 
 Each row names the primitive, a small function using it (``functions_numeric.py``) and
 how to draw its arguments (sizes, modes, axes, spacings drawn too); :func:`check` runs
@@ -11,6 +12,7 @@ points, where the interpolant has a kink.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import functions_numeric as fn
@@ -43,7 +45,7 @@ def _convolve(data, dtype):
 
 def _convolve_dynamic(data, dtype):
     a, v = _convolve(data, dtype)
-    return a, v, data.draw(st.sampled_from(["full", "same", "valid"]))
+    return a, v, data.draw(st.sampled_from(["full", "same", "valid", 0, 1, 2]))
 
 
 def _increasing(data, shape, dtype, axis=-1):
@@ -110,6 +112,35 @@ def _interp_left_right(data, dtype):
 
 def _interp_of_sine(data, dtype):
     return (_queries(data, (side(data),), dtype),)
+
+
+def _periodic_queries(data, shape, dtype, period, xp=fn.XP_PERIODIC):
+    """Query points of a periodic np.interp in [-2 |period|, 2 |period|], kept 0.15 away
+    from every sample point ``xp`` modulo the period (where the interpolant has a kink)."""
+    period = abs(period)
+    x = data.draw(values(tuple(shape), Domain(-2 * period, 2 * period), np.float64))
+    apart = (np.asarray(x)[..., None] - xp) % period
+    near = np.min(np.minimum(apart, period - apart), axis=-1) < 0.1
+    return np.asarray(x + 0.25 * near, dtype=dtype)
+
+
+def _interp_period(data, dtype, period=2 * np.pi):
+    shape = [side(data) for _ in range(data.draw(st.integers(0, 2)))]
+    x = _periodic_queries(data, shape, dtype, period)
+    if shape == [] and data.draw(st.booleans()):
+        x = float(x)
+    return x, draw(data, fn.XP_PERIODIC.shape, dtype)
+
+
+def _interp_period_dynamic(data, dtype):
+    """The period an int (a float would be differentiated, and is refused) or None; modulo
+    3 two of the sample points fall together (numpy sorts them with np.argsort)."""
+    period = data.draw(st.sampled_from([3, -4, 7, None]))
+    if period is None:
+        x = _queries(data, (side(data),), dtype)
+    else:
+        x = _periodic_queries(data, (side(data),), dtype, period, fn.XP)
+    return x, draw(data, fn.XP.shape, dtype), period
 
 
 def _polyval(data, dtype):
@@ -183,6 +214,11 @@ ROWS = [
     ("np.convolve-valid", fn.convolve_valid, _convolve),
     ("np.convolve-dynamic", fn.convolve_dynamic, _convolve_dynamic),
     ("np.convolve-self", fn.convolve_self, lambda d, t: (draw(d, (side(d),), t),)),
+    ("np.correlate", fn.correlate, _convolve),
+    ("np.correlate-same", fn.correlate_same, _convolve),
+    ("np.correlate-full", fn.correlate_full, _convolve),
+    ("np.correlate-dynamic", fn.correlate_dynamic, _convolve_dynamic),
+    ("np.correlate-self", fn.correlate_self, lambda d, t: (draw(d, (side(d),), t),)),
     ("np.trapezoid", fn.trapezoid, _trapezoid),
     ("np.trapezoid-x", fn.trapezoid_x, _trapezoid_x),
     ("np.trapezoid-x-axis0", fn.trapezoid_x_axis0, _trapezoid_x_axis0),
@@ -192,6 +228,14 @@ ROWS = [
     ("np.interp", fn.interp, _interp),
     ("np.interp-left-right", fn.interp_left_right, _interp_left_right),
     ("np.interp-of-sine", fn.interp_of_sine, _interp_of_sine),
+    ("np.interp-period", fn.interp_period, _interp_period),
+    ("np.interp-period-negative", fn.interp_period_negative, lambda d, t: _interp_period(d, t, 7)),
+    (
+        "np.interp-period-of-sine",
+        fn.interp_period_of_sine,
+        lambda d, t: (_periodic_queries(d, (side(d),), t, 2 * np.pi),),
+    ),
+    ("np.interp-period-dynamic", fn.interp_period_dynamic, _interp_period_dynamic),
     ("np.polyval", fn.polyval, _polyval),
     ("np.polyval-polyder", fn.polyval_polyder, _polyval),
     ("np.polyder", fn.polyder, _polyder),
@@ -241,6 +285,19 @@ def test_interp_in_fp_weighs_the_two_ends_of_the_segment():
     np.testing.assert_allclose(srcgrad.jacobian(fn.interp, wrt=1, mode="forward")(x, fp), expected)
 
 
+def test_interp_with_period_in_fp_is_numpys_matrix():
+    """Linear in fp: the Jacobian's columns are np.interp of the unit vectors, the queries
+    on every segment of the periodic samples, the one across the period's ends too."""
+    x = np.array([-7.0, -0.5, 0.0, 0.1, 0.6, 3.0, 4.5, 6.0, 9.0])
+    fp = np.array([0.3, -1.0, 2.0, 0.5, 1.5])
+    expected = np.stack(
+        [np.interp(x, fn.XP_PERIODIC, e, period=2 * np.pi) for e in np.eye(5)], axis=1
+    )
+    for mode in ("reverse", "forward"):
+        got = srcgrad.jacobian(fn.interp_period, wrt=1, mode=mode)(x, fp)
+        np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
 def _interp_sum(x, fp):
     return np.sum(fn.interp(x, fp))
 
@@ -262,6 +319,23 @@ def test_cross_of_2_vectors_is_the_third_entry():
     np.testing.assert_allclose(gb, [-2.0, 1.0])
 
 
+@pytest.mark.parametrize("mode", ["valid", "same", "full"])
+def test_correlate_jacobians_are_numpys_matrices(mode):
+    """For every pair of lengths up to 6 (the longer first or second, even and odd: where
+    numpy swaps the operands and centres ``'same'``), both Jacobians in both modes are the
+    matrices numpy's own correlation of unit vectors gives."""
+    rng = np.random.default_rng(0)
+    for m in range(1, 7):
+        for n in range(1, 7):
+            a, v = rng.normal(size=m), rng.normal(size=n)
+            in_a = np.stack([np.correlate(e, v, mode) for e in np.eye(m)], axis=1)
+            in_v = np.stack([np.correlate(a, e, mode) for e in np.eye(n)], axis=1)
+            for how in ("reverse", "forward"):
+                ja, jv = srcgrad.jacobian(fn.correlate_dynamic, wrt=(0, 1), mode=how)(a, v, mode)
+                np.testing.assert_allclose(ja, in_a, atol=1e-12, err_msg=f"{m} {n} {how}")
+                np.testing.assert_allclose(jv, in_v, atol=1e-12, err_msg=f"{m} {n} {how}")
+
+
 def test_gradient_adjoint_is_the_transposed_stencil():
     for edge_order in (1, 2):
         for h in (1.0, 0.5, np.array([0.0, 0.3, 1.0, 1.2, 2.0])):
@@ -276,8 +350,8 @@ def gradient_axis_variable(f, axis):
     return np.gradient(f, axis=axis)
 
 
-def interp_period(x, fp):
-    return np.interp(x, fn.XP, fp, period=3.0)
+def interp_period_left(x, fp):
+    return np.interp(x, fn.XP, fp, left=0.0, period=3.0)
 
 
 @pytest.mark.parametrize(
@@ -290,10 +364,22 @@ def interp_period(x, fp):
             "not in the sample points xp",
         ),
         (
-            interp_period,
+            interp_period_left,
             (np.array([0.3]), np.ones(5)),
             srcgrad.errors.NoDerivativeError,
-            "period=None",
+            "leave out left= and right=",
+        ),
+        (
+            fn.interp_period_dynamic,
+            (np.array([0.3]), np.ones(5), 3.0),
+            srcgrad.errors.NoDerivativeError,
+            "not in the period",
+        ),
+        (
+            fn.correlate_of_complex,
+            (np.array([0.3, -0.5]),),
+            srcgrad.errors.UnsupportedSyntaxError,
+            "not yet through np.correlate",
         ),
         (
             gradient_axis_variable,
@@ -308,10 +394,29 @@ def interp_period(x, fp):
             "not in its spacings",
         ),
     ],
-    ids=["interp-xp", "interp-period", "gradient-axis-variable", "gradient-spacing"],
+    ids=[
+        "interp-xp",
+        "interp-period-left",
+        "interp-period-active",
+        "correlate-complex",
+        "gradient-axis-variable",
+        "gradient-spacing",
+    ],
 )
 def test_unsupported(func, args, error, match):
-    wrt = {"interp_sample_points": 1, "gradient_dynamic": (0, 1)}.get(func.__name__, 0)
+    wrt = {"interp_sample_points": 1, "gradient_dynamic": (0, 1), "interp_period_dynamic": 2}
+    wrt = wrt.get(func.__name__, 0)
     out = func(*args)
-    with pytest.raises(error, match=match):
+    with pytest.raises(error, match=match) as info:
         srcgrad.vjp(func, wrt=wrt)(*args, np.ones_like(out))
+    assert_at_the_users_line(str(info.value), func)
+
+
+def assert_at_the_users_line(message: str, func) -> None:
+    """The message starts with the file and a line of ``func``, then that line's text."""
+    code = func.__code__
+    head, line, *_ = message.split("\n")
+    path, number, _ = head.rsplit(":", 2)
+    assert path == code.co_filename
+    assert code.co_firstlineno <= int(number) < code.co_firstlineno + 10
+    assert line.strip() in inspect.getsource(func)

@@ -137,6 +137,10 @@ HOLOMORPHIC = [
     np.fft.ifftn,
     np.fft.rfft,
     np.fft.irfft,
+    np.fft.rfft2,
+    np.fft.rfftn,
+    np.fft.irfft2,
+    np.fft.irfftn,
     np.fft.fftshift,
     np.fft.ifftshift,
     # srcgrad's helpers that generated code (differentiated again) calls: linear maps
@@ -155,6 +159,7 @@ HOLOMORPHIC = [
             "index_adjoint_add",
             "rfft_adjoint",
             "irfft_adjoint",
+            "fftn_adjoint",
             "resized_like",
             "cumsum_vjp",
             "zero_adjoint",

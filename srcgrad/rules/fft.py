@@ -9,14 +9,18 @@ adjoints follow the convention of :mod:`.complex_numbers` (``dL = Re(z_bar * dz)
 - ``rfft`` (of a real array): the rows of the DFT it keeps, transposed: the full DFT
   of ``g`` padded to the input's length, whose real part the real input takes
   (``rfft_adjoint``);
-- ``irfft`` (of even output length, numpy's default): ``irfft_adjoint``, the weighted
-  conjugate ``rfft`` of ``g`` (``srcgrad/rules/helpers/fft.py`` says why);
+- ``irfft`` (output of any length ``n``): ``irfft_adjoint``, the weighted conjugate
+  ``rfft`` of ``g`` (``srcgrad/rules/helpers/fft.py`` says why);
+- ``rfft2``, ``rfftn`` (of a real array), ``irfft2``, ``irfftn``: numpy makes them of
+  1-d transforms (``rfft`` along the last of ``axes``, then ``fft`` along the others;
+  ``ifft`` along the others, then ``irfft``), and ``fftn_adjoint`` applies the adjoints
+  of those in reverse order;
 - ``fftshift`` and ``ifftshift``: permutations, each the other's adjoint.
 
-``n=`` (``fft``, ``ifft``, ``rfft``) pads or cuts the input along the axis first: its
-adjoint cuts or pads the transform of ``g`` back (``resized_like``). ``s=`` of the
-n-d transforms and ``n=`` of ``irfft`` are not differentiated yet: a clear error at
-the call.
+``n=`` (``fft``, ``ifft``, ``rfft``, ``irfft``) and ``s=`` (the n-d transforms) pad or
+cut the input along the axes first: the adjoint cuts or pads back (``resized_like``,
+``fftn_adjoint``, which follows numpy's reading of ``s`` and ``axes``). ``out=`` must
+stay None; ``norm=`` is passed on (numpy refuses an unknown one).
 """
 
 from __future__ import annotations
@@ -48,24 +52,43 @@ def _resized_vjp(ctx: Context) -> str:
     return f"resized_like(np.fft.{ctx.rule.name.split('.')[-1]}(g, axis=axis, norm=norm), a, axis)"
 
 
+def _nd_vjp(kind: str):
+    """The adjoint of an n-d transform (``kind`` as ``fftn_adjoint`` reads it): for
+    ``fftn`` and ``ifftn`` without ``s``, the same transform of ``g``."""
+
+    def template(ctx: Context) -> str:
+        if kind in ("fft", "ifft") and ctx.is_static("s") and ctx.static("s") is None:
+            return linear(ctx)
+        return f"fftn_adjoint(g, a, s, axes, norm, {kind!r})"
+
+    return template
+
+
 _AXES = dict(
     params=("a", "s", "axes", "norm", "out"),
     defaults={"s": None, "norm": None, "out": None},
-    fixed={"s": None, "out": None},
+    fixed={"out": None},
     rank=_rank,
     complex_ok=True,
 )
+_TWO = {**_AXES, "defaults": {**_AXES["defaults"], "axes": (-2, -1)}}
+_ALL = {**_AXES, "defaults": {**_AXES["defaults"], "axes": None}}
 
 for _f in (np.fft.fft, np.fft.ifft):
     _name = f"np.fft.{_f.__name__}"
     register(_f, Rule(name=_name, jvp={"a": linear}, vjp={"a": _resized_vjp}, **_ONE_AXIS))
-for _fs, _extra in (
-    ((np.fft.fft2, np.fft.ifft2), {**_AXES, "defaults": {**_AXES["defaults"], "axes": (-2, -1)}}),
-    ((np.fft.fftn, np.fft.ifftn), {**_AXES, "defaults": {**_AXES["defaults"], "axes": None}}),
+for _f, _kind, _extra in (
+    (np.fft.fft2, "fft", _TWO),
+    (np.fft.ifft2, "ifft", _TWO),
+    (np.fft.fftn, "fft", _ALL),
+    (np.fft.ifftn, "ifft", _ALL),
+    (np.fft.rfft2, "rfft", _TWO),
+    (np.fft.rfftn, "rfft", _ALL),
+    (np.fft.irfft2, "irfft", _TWO),
+    (np.fft.irfftn, "irfft", _ALL),
 ):
-    for _f in _fs:  # (symmetric: each its own adjoint)
-        _name = f"np.fft.{_f.__name__}"
-        register(_f, Rule(name=_name, jvp={"a": linear}, vjp={"a": linear}, **_extra))
+    _name = f"np.fft.{_f.__name__}"
+    register(_f, Rule(name=_name, jvp={"a": linear}, vjp={"a": _nd_vjp(_kind)}, **_extra))
 register(
     np.fft.rfft,
     Rule(
@@ -80,8 +103,8 @@ register(
     Rule(
         name="np.fft.irfft",
         jvp={"a": linear},
-        vjp={"a": "irfft_adjoint(g, axis, norm)"},
-        **{**_ONE_AXIS, "fixed": {"n": None, "out": None}},
+        vjp={"a": "irfft_adjoint(g, a, axis, norm)"},
+        **_ONE_AXIS,
     ),
 )
 for _f, _inverse in ((np.fft.fftshift, "ifftshift"), (np.fft.ifftshift, "fftshift")):
@@ -99,4 +122,7 @@ for _f, _inverse in ((np.fft.fftshift, "ifftshift"), (np.fft.ifftshift, "fftshif
     )
 
 #: the transforms that take real arrays only (numpy drops a complex input's imaginary part)
-REAL_INPUT = frozenset({"np.fft.rfft"})
+REAL_INPUT = frozenset({"np.fft.rfft", "np.fft.rfft2", "np.fft.rfftn"})
+#: the transforms of a real output whose adjoint is complex: a real input (numpy reads it
+#: as complex) takes its real part
+COMPLEX_ADJOINT = frozenset({"np.fft.irfft", "np.fft.irfft2", "np.fft.irfftn"})

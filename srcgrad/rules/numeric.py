@@ -1,23 +1,31 @@
-"""Rules for numpy's numerical routines: convolution (``np.convolve``), the trapezoidal
-rule (``np.trapezoid``, and ``np.trapz`` where numpy still has it), linear interpolation
-(``np.interp``), polynomials (``np.polyval``, ``np.polyder``), cross products
-(``np.cross``) and finite differences (``np.gradient``).
+"""Rules for numpy's numerical routines: convolution and correlation (``np.convolve``,
+``np.correlate``), the trapezoidal rule (``np.trapezoid``, and ``np.trapz`` where numpy
+still has it), linear interpolation (``np.interp``), polynomials (``np.polyval``,
+``np.polyder``), cross products (``np.cross``) and finite differences (``np.gradient``).
 
 See builders.py for how a row reads. Each of these functions is linear in its main
-argument (multilinear: ``np.convolve`` and ``np.cross`` in both operands), so forward mode
-applies the function itself to the tangent (``linear``); reverse mode applies its
-transpose, a helper of :mod:`srcgrad.rules.helpers.numeric` (``convolve_adjoint``,
-``trapezoid_vjp_y``...), which has a rule of its own (linear in the adjoint, and in the
-other operand where the function is bilinear) for derivatives of higher order.
+argument (multilinear: ``np.convolve``, ``np.correlate`` and ``np.cross`` in both
+operands), so forward mode applies the function itself to the tangent (``linear``);
+reverse mode applies its transpose, a helper of :mod:`srcgrad.rules.helpers.numeric`
+(``convolve_adjoint``, ``trapezoid_vjp_y``...), which has a rule of its own (linear in
+the adjoint, and in the other operand where the function is bilinear) for derivatives of
+higher order.
 
 Conventions:
 
+- ``np.correlate(a, v, mode)`` of real arrays (numpy conjugates a complex ``v``: a complex
+  operand is refused); ``mode`` is numpy's, ``'valid'`` by default.
 - ``np.interp(x, xp, fp, left, right)`` is differentiated in the query points ``x``, the
   values ``fp`` and the values ``left`` and ``right``, not in the sample points ``xp``
-  (an ``xp`` that carries a derivative is refused), which must be increasing, with
-  ``period=None``. Its derivative in ``x`` follows JAX: the slope of the segment ``x``
-  lies in, the segment to the right at an inner knot, the last one at ``xp[-1]``, and 0
-  outside ``[xp[0], xp[-1]]``. The result is float64, as numpy's is.
+  (an ``xp`` that carries a derivative is refused), which must be increasing. Its
+  derivative in ``x`` follows JAX: the slope of the segment ``x`` lies in, the segment
+  to the right at an inner knot, the last one at ``xp[-1]``, and 0 outside
+  ``[xp[0], xp[-1]]``. The result is float64, as numpy's is. With ``period=`` (not
+  differentiated), numpy reduces ``x`` and ``xp`` modulo the period, sorts ``xp`` (which
+  need not be increasing then) and extends it by a point at each end: the helpers
+  (``interp_slope_periodic``...) read the samples the same way, and add the adjoint of
+  each extended sample to the value of ``fp`` it repeats; ``left`` and ``right``, which
+  numpy ignores there, are refused.
 - ``np.polyval(p, x)`` takes 1-d coefficients; its derivative in ``x`` is the
   derivative polynomial at ``x`` (``polyder_coefficients``, which cupy runs too).
 - ``np.cross``: vectors of 3, and of 2 (numpy 2 deprecates them; one of 2 counts as a
@@ -70,6 +78,23 @@ register(
 )
 
 
+# -- np.correlate(a, v, mode): bilinear, real operands (numpy conjugates a complex v) -----
+register(
+    np.correlate,
+    Rule(
+        name="np.correlate",
+        params=("a", "v", "mode"),
+        defaults={"mode": "valid"},
+        jvp={"a": linear, "v": linear},
+        vjp={
+            "a": "correlate_adjoint(g, a, v, mode, True)",
+            "v": "correlate_adjoint(g, v, a, mode, False)",
+        },
+        rank=_one,
+    ),
+)
+
+
 # -- np.trapezoid(y, x=None, dx=1.0, axis=-1): linear in y, in x and in dx ------------------
 def _trapezoid_rank(ctx: Context) -> int | None:
     rank = ctx.rank("y")
@@ -106,10 +131,38 @@ for _name in ("trapezoid", "trapz"):  # (numpy 2.4 removed trapz)
 
 
 # -- np.interp(x, xp, fp, left=None, right=None, period=None) ---------------------------------
+def _periodic(ctx: Context) -> bool:
+    """Whether ``period`` may be given (not the literal None)."""
+    return _given(ctx, "period")
+
+
+def _interp_x(ctx: Context) -> str:
+    if _periodic(ctx):
+        return "g * interp_slope_periodic(x, xp, fp, period)"
+    return "g * interp_slope(x, xp, fp)"
+
+
 def _interp_jvp_fp(ctx: Context) -> str:
+    if _periodic(ctx):
+        return linear(ctx)  # (np.interp of the tangent, with the period)
     if _given(ctx, "left", "right"):
         return "interp_jvp_fp(g, x, xp, left, right)"
     return "np.interp(x, xp, g)"
+
+
+def _interp_vjp_fp(ctx: Context) -> str:
+    if _periodic(ctx):
+        return "interp_vjp_fp_periodic(g, x, xp, period)"
+    return "interp_vjp_fp(g, x, xp, left, right)"
+
+
+def _interp_refuse(ctx: Context) -> str | None:
+    if _periodic(ctx) and ctx.supplied & {"left", "right"}:
+        return (
+            "numpy ignores left and right where np.interp is given a period, and srcgrad "
+            "does not differentiate them there: leave out left= and right= (or period=)"
+        )
+    return None
 
 
 register(
@@ -118,23 +171,25 @@ register(
         name="np.interp",
         params=("x", "xp", "fp", "left", "right", "period"),
         defaults={"left": None, "right": None, "period": None},
-        fixed={"period": None},
         jvp={
-            "x": "g * interp_slope(x, xp, fp)",
+            "x": _interp_x,
             "fp": _interp_jvp_fp,
             "left": "interp_jvp_end(g, x, xp, 0)",
             "right": "interp_jvp_end(g, x, xp, 1)",
         },
         vjp={
-            "x": "g * interp_slope(x, xp, fp)",
-            "fp": "interp_vjp_fp(g, x, xp, left, right)",
+            "x": _interp_x,
+            "fp": _interp_vjp_fp,
             "left": "interp_vjp_end(g, x, xp, 0)",
             "right": "interp_vjp_end(g, x, xp, 1)",
         },
         rank=_rank_of("x"),
+        refuse=_interp_refuse,
         hints={
             "xp": "srcgrad differentiates np.interp(x, xp, fp) in the query points x and the "
-            "values fp (and left and right), not in the sample points xp"
+            "values fp (and left and right), not in the sample points xp",
+            "period": "srcgrad differentiates np.interp(x, xp, fp, period=period) in the query "
+            "points x and the values fp, not in the period",
         },
     ),
 )
@@ -242,6 +297,7 @@ register(
 # -- rules of the helpers, for derivatives of higher order -------------------------------------
 
 helper("convolve_adjoint", ("d", "x", "other", "mode"), ("d", "other"))
+helper("correlate_adjoint", ("d", "x", "other", "mode", "first"), ("d", "other"))
 # linear in the widths of the intervals: in x, or in dx where x is None
 _rule(
     "trapezoid_vjp_y",
@@ -272,6 +328,14 @@ _rule(
     zero=frozenset({"xp", "left", "right"}),
 )
 helper("interp_vjp_fp_dx", ("d", "dx", "x", "xp"), ("d", "dx"))
+helper("interp_slope_periodic", ("x", "xp", "fp", "period"), ("fp",))
+_rule(
+    "interp_vjp_fp_periodic",
+    params=("d", "x", "xp", "period"),
+    jvp={"d": linear, "x": "interp_vjp_fp_periodic_dx(d, g, x, xp, period)"},
+    zero=frozenset({"xp", "period"}),
+)
+helper("interp_vjp_fp_periodic_dx", ("d", "dx", "x", "xp", "period"), ("d", "dx"))
 helper("interp_jvp_end", ("d", "x", "xp", "side"), ("d",))
 helper("interp_vjp_end", ("d", "x", "xp", "side"), ("d",))
 helper("polyder_adjoint", ("d", "p", "m"), ("d",))

@@ -6,9 +6,11 @@ and ``multivariate_normal`` (``logpdf``, ``pdf``), as statistics and finance cod
 them (Black-Scholes: ``norm.cdf(d1)``; a likelihood: ``np.sum(t.logpdf(r, df, scale=s))``).
 
 Rules are keyed by the bound methods (``scipy.stats.norm.cdf``), which compare equal
-each time they are looked up. Frozen distributions (``norm(mu, s).logpdf(x)``) have no
-rules: a value srcgrad differentiates reaching one is an error that says to write
-``norm.logpdf(x, mu, s)`` (see ``frozen_hint``).
+each time they are looked up. Frozen distributions have no rules: normalize writes
+``d = norm(mu, s)`` then ``d.logpdf(x)`` as ``norm.logpdf(x, mu, s)`` where ``d`` is made
+in the function and only asked for values (``srcgrad/compiler/normalize/frozen.py``); a
+value srcgrad differentiates reaching any other frozen distribution is an error that
+says to write ``norm.logpdf(x, mu, s)`` (see ``frozen_hint``).
 
 **norm.** With ``z = (x - loc) / scale`` and ``phi`` the standard density, each row is
 the derivative in ``x``; in ``loc`` it is the negative, and in ``scale`` the one in
@@ -371,10 +373,13 @@ _FROZEN_METHODS = frozenset(
     ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "logpmf", "pmf", "ppf", "isf")
 )
 _FROZEN_ADVICE = (
-    "srcgrad does not differentiate frozen scipy.stats distributions (`dist = norm(mu, s)`, "
-    "then `dist.logpdf(x)`): pass the parameters to the distribution's method instead, "
-    "`norm.logpdf(x, mu, s)` (`loc` and `scale` by position or keyword; shape parameters "
-    "first: `t.logpdf(x, df, loc, scale)`)"
+    "srcgrad differentiates a frozen scipy.stats distribution made in the function and "
+    "only asked for values there (`dist = norm(mu, s)`, then `dist.logpdf(x)`, `pdf`, "
+    "`cdf`, `logcdf`, `sf`, `logsf`, `pmf`, `logpmf`; multivariate_normal's `logpdf` and "
+    "`pdf`: a name bound once, not passed in, "
+    "returned, stored, passed to a function or read otherwise); for any other, pass the "
+    "parameters to the distribution's method instead, `norm.logpdf(x, mu, s)` (`loc` and "
+    "`scale` by position or keyword; shape parameters first: `t.logpdf(x, df, loc, scale)`)"
 )
 
 

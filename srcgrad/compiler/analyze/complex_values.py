@@ -53,7 +53,7 @@ _COMPLEX_SCIPY = {"eig", "eigvals", "rsf2csf", "logm", "sqrtm"}
 #: operations giving real numbers of complex ones
 _REAL_PARTS = {np.abs, abs, np.real, np.imag, np.angle, ("attr", "real"), ("attr", "imag")}
 #: srcgrad's helpers giving complex numbers of real ones (in generated code)
-_COMPLEX_HELPERS = {("helper", "irfft_adjoint")}
+_COMPLEX_HELPERS = {("helper", "irfft_adjoint"), ("helper", "fftn_adjoint")}
 #: functions of numpy.fft giving real numbers of complex ones
 _REAL_OF_COMPLEX_FFT = {"irfft", "irfft2", "irfftn", "hfft"}
 
@@ -120,7 +120,7 @@ def _made_complex(op: Op) -> str | None:
     module = getattr(callee, "__module__", None) or ""
     name = getattr(callee, "__name__", "")
     if ("helper", getattr(callee, "__srcgrad_helper__", None)) in _COMPLEX_HELPERS:
-        return "srcgrad's adjoint of np.fft.irfft is complex"
+        return "srcgrad's adjoint of a transform of np.fft is complex"
     if callee is not None and (
         _hashable_in(callee, _COMPLEX_MAKERS)
         or (module.startswith(_COMPLEX_MODULES) and name not in _REAL_FFT)

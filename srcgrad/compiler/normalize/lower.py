@@ -75,6 +75,7 @@ from .dict_comprehensions import LATER, expand_comprehensions
 from .dicts import lower_dicts
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
+from .frozen import lower_frozen
 from .iteration import _where
 from .keywords import with_keywords
 from .nested import inline_nested
@@ -277,6 +278,7 @@ class _Normalizer(_Statements):
             body = body[1:]
         local = _local_names(tree)
         body, self.errstate = lower_contexts(body, self.env, local, self.fail)
+        body = lower_frozen(body, self.env, local, set(self.parsed.params), self.namer)
         body = self.expand(lower_containers(body, self.env, local), local)
         body = lower_comprehensions(body, self.namer, self.env)
         inlined = inline_nested(body, self.namer, self.env, local, self.fail)

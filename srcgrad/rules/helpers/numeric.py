@@ -11,18 +11,60 @@ import numpy as np
 from ...runtime import unbroadcast, unbroadcast_to
 
 
-# -- np.convolve ---------------------------------------------------------------------------
+# -- np.convolve and np.correlate --------------------------------------------------------------
+def _correlation_mode(mode):
+    """numpy's mode of ``np.convolve``/``np.correlate`` by name: ``'valid'``, ``'same'`` or
+    ``'full'`` (numpy also takes 0, 1 and 2 for them)."""
+    names = {0: "valid", 1: "same", 2: "full", "valid": "valid", "same": "same", "full": "full"}
+    if isinstance(mode, (str, int)) and mode in names:
+        return names[mode]
+    raise ValueError("Use one of 'valid', 'same', or 'full' for convolve/correlate mode")
+
+
+def _correlation_start(m, n, mode):
+    """Where ``np.correlate(a, v, mode)`` (``a`` of ``m`` elements, ``v`` of ``n``) starts
+    in the full correlation: numpy correlates the longer with the shorter, keeps the
+    middle for ``'same'`` (``n // 2`` to the left of the longer) and reverses where it
+    swapped them."""
+    mode = _correlation_mode(mode)
+    if mode == "full":
+        return 0
+    if mode == "valid":
+        return min(m, n) - 1
+    return n - 1 - n // 2 if m >= n else m // 2
+
+
+def _full_adjoint(g, start, length):
+    """``g`` put where its elements sit in a full result of ``length`` from ``start``."""
+    return np.pad(np.ravel(g), (start, length - start - np.size(g)))
+
+
 def convolve_adjoint(g, x, other, mode):
     """Adjoint of ``x`` in ``np.convolve(x, other, mode)`` (or in ``np.convolve(other, x,
     mode)``: convolution is symmetric). ``g`` is put where its elements sit in the full
     convolution (``'same'`` and ``'valid'`` keep a middle part of it), then correlated with
     ``other``: ``x_bar[i] = sum_k full[i + k] * other[k]``."""
     m, n = np.size(x), np.size(other)
-    full = np.ravel(g)
-    if mode != "full":
-        start = (min(m, n) - 1) // 2 if mode == "same" else min(m, n) - 1
-        full = np.pad(full, (start, m + n - 1 - start - np.size(full)))
+    mode = _correlation_mode(mode)
+    start = {"full": 0, "same": (min(m, n) - 1) // 2, "valid": min(m, n) - 1}[mode]
+    full = _full_adjoint(g, start, m + n - 1)
     return np.reshape(np.correlate(full, np.ravel(other), "valid"), np.shape(x))
+
+
+def correlate_adjoint(g, x, other, mode, first):
+    """Adjoint of ``x`` in ``np.correlate(x, other, mode)`` (``first``) or in
+    ``np.correlate(other, x, mode)`` (real operands). With ``a`` the first operand (``m``
+    elements) and ``v`` the second (``n``), the full correlation is ``c[j] = sum_k
+    a[j + k - n + 1] * v[k]``; ``g`` put where its elements sit in it, ``a_bar[i] = sum_k
+    c_bar[i + n - 1 - k] * v[k]`` (a convolution) and ``v_bar[k] = sum_i c_bar[i + n - 1 - k]
+    * a[i]`` (a correlation, reversed)."""
+    m, n = (np.size(x), np.size(other)) if first else (np.size(other), np.size(x))
+    full = _full_adjoint(g, _correlation_start(m, n, mode), m + n - 1)
+    if first:
+        out = np.convolve(full, np.ravel(other), "valid")
+    else:
+        out = np.correlate(full, np.ravel(other), "valid")[::-1]
+    return np.reshape(out, np.shape(x))
 
 
 # -- np.trapezoid: sum(d * (y[1:] + y[:-1]) / 2) along an axis -----------------------------
@@ -185,6 +227,55 @@ def interp_vjp_end(g, x, xp, side):
     """Adjoint of ``left`` (``side`` 0) or ``right`` (1) in ``np.interp``."""
     beyond = x < xp[0] if side == 0 else x > xp[-1]
     return np.sum(np.where(beyond, g, 0.0))
+
+
+# -- np.interp with period ----------------------------------------------------------------
+def _interp_periodic(x, xp, period):
+    """numpy's reading of ``np.interp(x, xp, fp, period=period)``: ``x`` and ``xp`` in
+    float64 modulo ``|period|``, ``xp`` sorted (by ``np.argsort``, as numpy sorts it) and
+    extended by one point at each end; with, for each point of the extended ``xp``, the
+    index of its value in ``fp``."""
+    period = abs(period)
+    x = np.asarray(x, dtype=np.float64) % period
+    xp = np.asarray(xp, dtype=np.float64) % period
+    order = np.argsort(xp)
+    xp = xp[order]
+    xp = np.concatenate((xp[-1:] - period, xp, xp[0:1] + period))
+    return x, xp, np.concatenate((order[-1:], order, order[0:1]))
+
+
+def interp_slope_periodic(x, xp, fp, period):
+    """The derivative of ``np.interp(x, xp, fp, period=period)`` in ``x`` (that of
+    ``x % period`` is 1): the slope of the segment of the periodic samples ``x`` lies in;
+    ``interp_slope`` where ``period`` is None."""
+    if period is None:
+        return interp_slope(x, xp, fp)
+    x, xp, index = _interp_periodic(x, xp, period)
+    return interp_slope(x, xp, fp[index])
+
+
+def _interp_gather_adjoint(v, xp, index):
+    """The adjoint of ``fp[index]`` (``fp`` as long as ``xp``) for ``v``."""
+    out = np.zeros(np.shape(xp), dtype=np.float64)
+    np.add.at(out, index, v)
+    return out
+
+
+def interp_vjp_fp_periodic(g, x, xp, period):
+    """Adjoint of ``fp`` in ``np.interp(x, xp, fp, period=period)`` (``left`` and ``right``
+    not given): that of the periodic samples, each added to the value of ``fp`` it is."""
+    if period is None:
+        return interp_vjp_fp(g, x, xp, None, None)
+    x, extended, index = _interp_periodic(x, xp, period)
+    return _interp_gather_adjoint(interp_vjp_fp(g, x, extended, None, None), xp, index)
+
+
+def interp_vjp_fp_periodic_dx(g, dx, x, xp, period):
+    """Tangent of ``interp_vjp_fp_periodic(g, x, xp, period)`` in ``x`` (tangent ``dx``)."""
+    if period is None:
+        return interp_vjp_fp_dx(g, dx, x, xp)
+    x, extended, index = _interp_periodic(x, xp, period)
+    return _interp_gather_adjoint(interp_vjp_fp_dx(g, dx, x, extended), xp, index)
 
 
 # -- polynomials ---------------------------------------------------------------------------

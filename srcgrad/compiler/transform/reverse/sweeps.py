@@ -10,6 +10,7 @@ import dataclasses
 
 from ....errors import UnsupportedSyntaxError
 from ....rules import instantiate
+from ....rules.fft import COMPLEX_ADJOINT
 from ...analyze.checks import check_mode
 from ...analyze.facts import Facts, assigned_name, is_setitem
 from ...analyze.in_place import in_place_checks
@@ -456,7 +457,9 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
                 continue
             if atom.id in self.uniform:
                 continue  # it holds the uniform adjoint passed on
-            into_real = v in self.facts.complex and atom.id not in self.facts.complex
+            into_real = atom.id not in self.facts.complex and (
+                v in self.facts.complex or op.rule.name in COMPLEX_ADJOINT
+            )
             if param in planned:
                 contribution = planned[param]
             else:
