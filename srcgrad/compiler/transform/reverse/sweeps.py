@@ -14,13 +14,14 @@ from ....rules.fft import COMPLEX_ADJOINT
 from ...analyze.checks import check_mode
 from ...analyze.facts import Facts, assigned_name, is_setitem
 from ...analyze.in_place import in_place_checks
-from ...astwalk import copy_tree, loaded, nodes
+from ...astwalk import copy_tree, nodes
 from ...normalize.lower import Normalized
 from ..builder import Builder, add, assign, comment, marker, name
 from .calls import CallAdjoints
 from .increments import find_increments
 from .shapes import AdjointShapes
-from .tape_plan import TapePlan, TapePlanner, uses
+from .tape_plan import TapePlanner, uses
+from .trial import TrialSweep, flatten
 from .uniform import UniformAdjoints
 from .writes import WriteAdjoints
 
@@ -36,73 +37,7 @@ def reverse(
     return _Reverse(norm, facts, wrt, builder).function(kind)
 
 
-#: functions whose result is a boolean array (an index that is a mask never repeats)
-
-
-def _loads_but_shapes(trees: list[ast.AST], builder: Builder) -> set[str]:
-    """The names ``trees`` read, leaving out the shape argument of each ``unbroadcast``
-    call (a shape is recomputed where its name is not kept: see _resolve_shape_reads)."""
-    helper = builder.helpers["unbroadcast"]
-    out: set[str] = set()
-    for tree in trees:
-        found = nodes(tree)
-        shapes = {
-            id(inner)
-            for n in found
-            if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == helper
-            for a in n.args[1:]
-            for inner in nodes(a)
-        }
-        out.update(
-            n.id
-            for n in found
-            if type(n) is ast.Name and type(n.ctx) is ast.Load and id(n) not in shapes
-        )
-    return out
-
-
-def _read_part(tree: ast.AST) -> ast.AST:
-    """What a statement reads: of a write into an item (``y[i] = v``, a restore), the
-    value and the index, not the array written into."""
-    if not (isinstance(tree, ast.Assign) and isinstance(tree.targets[0], ast.Subscript)):
-        return tree
-    target, parts = tree.targets[0], [tree.value]
-    while isinstance(target, ast.Subscript):
-        parts.append(target.slice)
-        target = target.value
-    if not isinstance(target, ast.Name):
-        parts.append(target)
-    return ast.Tuple(elts=parts, ctx=ast.Load())
-
-
-def _flatten(block: list[ast.stmt]) -> list[ast.AST]:
-    """Simple statements of ``block`` and the headers of its compound ones."""
-    out: list[ast.AST] = []
-    for stmt in block:
-        if isinstance(stmt, ast.If):
-            out.append(stmt.test)
-            out.extend(_flatten(stmt.body) + _flatten(stmt.orelse))
-        elif isinstance(stmt, (ast.For, ast.While)):
-            out.append(stmt.iter if isinstance(stmt, ast.For) else stmt.test)
-            out.extend(_flatten(stmt.body))
-        else:
-            out.append(stmt)
-    return out
-
-
-def _is_zeroing(stmt: ast.stmt) -> bool:
-    """``v_bar = np.zeros_like(v)``: its read of ``v`` needs no recording (at a
-    live range's start ``v`` holds the right value; resets follow a pop)."""
-    value = getattr(stmt, "value", None)
-    return (
-        isinstance(stmt, ast.Assign)
-        and isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr == "zeros_like"
-    )
-
-
-class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
+class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, TrialSweep):
     """Reverse mode of one core function, emitted from its :class:`TapePlan`."""
 
     def __init__(self, norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) -> None:
@@ -144,57 +79,6 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
         self.uniform_ok = self._uniform_candidates()
         planner.settle(self._adjoint_reads)
         self.last_origin = None
-
-    def _adjoint_reads(self, plan: TapePlan) -> set[str]:
-        """The names the adjoint sweep reads under ``plan`` (for the planner): it makes
-        the sweep, and, for each ``unbroadcast`` that reads only a shape, the shape from
-        operands the adjoint has anyway where it can (else the name is read)."""
-        self.shape_reads = []
-        self.shapes = {}
-        self.uniform = {}
-        mark = self.builder.namer.mark()  # (the trial's own names are given again)
-        self._emitted = []
-        adjoint, _ = self._adjoint(self.core, self.norm.tree.body, 0)
-        emitted, self._emitted = self._emitted, None
-        kept = [*self.saves.values(), *self.records.values(), *self.counters.values()]
-        if self.builder.callees is not None:  # (module-level names of callees' derivatives)
-            kept += [n for names in self.builder.callees.names.values() for n in names]
-        self.builder.namer.rewind(mark, [*kept, self.tape] if self.tape else kept)
-        reads = [s for s in _flatten(adjoint) if not _is_zeroing(s)]
-        previous = plan.needed
-        plan.needed = _loads_but_shapes(reads, self.builder) | previous
-        self._resolve_shape_reads()  # (which adds the shapes it could not compute)
-        needed, plan.needed = plan.needed, previous
-        self._note_places(emitted, needed, plan)
-        return needed
-
-    def _note_places(
-        self, emitted: list[tuple[int, list[ast.AST]]], needed: set[str], plan: TapePlan
-    ) -> None:
-        """Add to ``plan.read_at`` the statements whose adjoints read the value of each
-        name of ``needed`` in the code the trial sweep emitted, and to ``plan.shape_at``
-        those that read only its shape and dtype: resets to zero (after a restore) and
-        the shapes of ``unbroadcast`` (its own name, or the operands it was computed
-        from). A name read nowhere there is read anywhere (``None``), for good."""
-        values: dict[str, set[int]] = {}
-        shapes: dict[str, set[int]] = {}
-        for where, trees in emitted:
-            for tree in trees:
-                found = shapes if isinstance(tree, ast.stmt) and _is_zeroing(tree) else values
-                for n in _loads_but_shapes([_read_part(tree)], self.builder):
-                    found.setdefault(n, set()).add(where)
-        for stmt, u in self.shape_reads:
-            shape = self.shapes.get((id(stmt), u))
-            for n in [u] if shape is None else loaded(shape):
-                shapes.setdefault(n, set()).add(id(stmt))
-        for n in needed:
-            if n in plan.read_at and plan.read_at[n] is None:
-                continue
-            if n not in values and n not in shapes:
-                plan.read_at[n] = None
-                continue
-            plan.read_at.setdefault(n, set()).update(values.get(n, ()))
-            plan.shape_at.setdefault(n, set()).update(shapes.get(n, ()))
 
     # -- the two sweeps --------------------------------------------------------------------
     def _push(self, v: str) -> ast.stmt:
@@ -362,7 +246,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints):
                 part = self._assign_adjoint(stmt)
                 out.extend(part)
                 if emitted is not None:
-                    emitted.append((id(stmt), _flatten(part)))
+                    emitted.append((id(stmt), flatten(part)))
             elif isinstance(stmt, ast.If):
                 if emitted is not None:
                     emitted.append((id(stmt), [stmt.test]))
