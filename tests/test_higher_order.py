@@ -249,8 +249,9 @@ def test_slices_adjoints_add_in_place_and_differentiate_again():
 
 def _overwrites(x):
     y = x * 2.0
-    y[0] = np.sin(x[1])  # the old y[0] is saved (np.copy) for the adjoint sweep
-    return np.sum(y * y)
+    z = np.sum(y * x)  # (its adjoint reads y as it is here)
+    y[0] = np.sin(x[1])  # so the old y[0] is saved (np.copy) for the adjoint sweep
+    return np.sum(y * y) + z
 
 
 def test_hessian_of_code_that_saves_what_a_write_overwrites():

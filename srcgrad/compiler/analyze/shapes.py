@@ -124,6 +124,8 @@ def _static_shape(name: str, value: Any) -> Shape:
         return SCALAR  # (a type or dtype, as a dtype argument: not an array operand)
     if isinstance(value, np.ndarray):
         return Shape(frozenset({name}) if value.ndim else frozenset(), value.ndim)
+    if isinstance(value, range):  # (numbers in a row, as np.shape reads it)
+        return Shape(frozenset({name}), 1)
     return Shape(frozenset({name}), None)
 
 

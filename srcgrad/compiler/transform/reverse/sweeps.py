@@ -19,11 +19,12 @@ from ...normalize.lower import Normalized
 from ..builder import Builder, add, assign, comment, marker, name
 from .calls import CallAdjoints
 from .increments import find_increments
+from .owned import owned_loops
 from .shapes import AdjointShapes
 from .tape_plan import TapePlanner, uses
 from .trial import TrialSweep, flatten
 from .uniform import UniformAdjoints
-from .writes import WriteAdjoints
+from .writes import WriteAdjoints, own_copy
 
 KINDS = ("grad", "value_and_grad", "vjp", "split")
 
@@ -74,6 +75,10 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             if facts.ops[inc.total].target in self.active
         }
         self.absorbed = {id(s) for inc in self.increments.values() for s in (inc.read, inc.total)}
+        # writes whose reversed loop owns y_bar (copied once before it: see owned.py),
+        # and, while a sweep is made, the adjoints each loop copies before it
+        self.owned = owned_loops(self.core, facts, self.active, self.increments)
+        self.copy_before: dict[int, set[str]] = {}
         planner = TapePlanner(norm, facts, wrt)
         self.plan = planner.plan
         self.uniform_ok = self._uniform_candidates()
@@ -170,6 +175,14 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         primal computes them once, before the loop."""
         out = []
         read_before: set[str] = set()
+        # (an invariant may read another one, given its value in the loop: only if that
+        # one moves out too)
+        inside = {
+            n.id
+            for n in nodes(ast.Module(body=body, type_ignores=[]))
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        hoisted: set[str] = set()
         for stmt in body:
             if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
                 v = stmt.targets[0].id
@@ -190,10 +203,12 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                         and type(a.value) in (int, float)
                         or isinstance(a, ast.Name)
                         and self.facts.shape(a).rank == 0
+                        and (a.id not in inside or a.id in hoisted)
                         for a in operands
                     )
                 ):
                     out.append(stmt)
+                    hoisted.add(v)
             for node in [stmt] + [n for n in nodes(stmt) if isinstance(n, ast.stmt)]:
                 read_before.update(uses(node))
         return out
@@ -279,7 +294,9 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             iterate = ast.Call(func=name("range"), args=[name(counter)], keywords=[])
             target = ast.Name(id=self.builder.namer.fresh("_"), ctx=ast.Store())
         out: list[ast.stmt] = []
+        owned = sorted(self.copy_before.pop(id(loop), ()))  # (zeroed in place inside)
         if body:
+            out.extend(own_copy(v) for v in owned)
             out.append(ast.For(target=target, iter=iterate, body=body, orelse=[]))
         if counter and depth > 0:
             out.append(self._pop(counter))

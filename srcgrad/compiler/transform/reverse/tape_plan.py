@@ -348,12 +348,14 @@ class TapePlanner:
         computes the same value, so the value the loop leaves is the one each adjoint
         trip needs, and nothing is recorded."""
         defs = self.facts.definitions
+        out: set[str] = set()
 
-        def stable(n: str) -> bool:
+        def stable(n: str) -> bool:  # (given its value outside every loop, or invariant)
+            if n in out:
+                return True
             return n not in self.facts.loop_indices and all(d == 0 for _, d in defs.get(n, []))
 
-        out: set[str] = set()
-        for v, v_defs in defs.items():
+        for v, v_defs in defs.items():  # (in program order: an operand's before its use)
             if len(v_defs) != 1 or v_defs[0][1] == 0 or not isinstance(v_defs[0][0], ast.Assign):
                 continue
             if v in self.params:  # its value before the loop (the argument) may be read

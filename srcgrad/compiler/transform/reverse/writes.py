@@ -33,6 +33,14 @@ def _index_value(index: ast.expr) -> ast.expr:
     return copy_tree(index)
 
 
+def own_copy(v: str) -> ast.stmt:
+    """``v = v.copy()``: an adjoint no other name refers to, to write into."""
+    fresh = ast.Call(
+        func=ast.Attribute(value=name(v), attr="copy", ctx=ast.Load()), args=[], keywords=[]
+    )
+    return assign(v, fresh)
+
+
 class WriteAdjoints:
     """Adjoints of writes into arrays and sequences.
 
@@ -53,24 +61,25 @@ class WriteAdjoints:
         elif y in self.active:
             self._comment_origin(stmt, out)
             y_bar = self.builder.adjoint(y)
+            owner = self.owned.get(id(stmt))  # (the reversed loop that owns y_bar)
             if isinstance(v, ast.Name) and v.id in self.active:
-                part = ast.Subscript(value=name(y_bar), slice=copy_tree(index), ctx=ast.Load())
+                part = self._item_part(y, index, owner is not None)
                 if self._may_repeat(index):  # only the last write to an element counts
                     part = self.builder.call("kept_writes", name(y_bar), _index_value(index))
                 shape = self.shapes.get((id(stmt), v.id))
-                if shape is not None:
+                if self.facts.shape(v).rank == 0 and self._number_at(y, index):
+                    pass  # (a number into one item: nothing to sum)
+                elif shape is not None:
                     part = self.builder.call("unbroadcast_to", part, shape)
                 else:
                     part = self.builder.call("unbroadcast", part, name(v.id))
                     self.shape_reads.append((stmt, v.id))
                 v_bar = self.builder.adjoint(v.id)
                 out.append(assign(v_bar, add(name(v_bar), part)))
-            fresh = ast.Call(
-                func=ast.Attribute(value=name(y_bar), attr="copy", ctx=ast.Load()),
-                args=[],
-                keywords=[],
-            )
-            out.append(assign(y_bar, fresh))
+            if owner is None:  # y_bar may be another name's memory: zero in a copy
+                out.append(own_copy(y_bar))
+            else:
+                self.copy_before.setdefault(owner, set()).add(y_bar)
             zero = ast.Subscript(value=name(y_bar), slice=copy_tree(index), ctx=ast.Store())
             out.append(ast.Assign(targets=[zero], value=ast.Constant(0.0)))
         if id(stmt) in self.plan.pushed:
@@ -87,14 +96,37 @@ class WriteAdjoints:
         if not (isinstance(v, ast.Name) and v.id in self.active):
             return
         index = self.facts.ops[stmt].ctx.index
-        part: ast.expr = ast.Subscript(
-            value=name(self.builder.adjoint(y)), slice=copy_tree(index), ctx=ast.Load()
-        )
+        part = self._item_part(y, index, id(stmt) in self.owned)
         if increment.sign < 0:
             part = ast.UnaryOp(op=ast.USub(), operand=part)
         if not self.facts.fills(v, increment.total):
             part = self._unbroadcast(part, v.id, stmt)  # (read where this adjoint runs)
         out.append(self._accumulate(v.id, part))
+
+    def _item_part(self, y: str, index: ast.expr, owned: bool) -> ast.expr:
+        """``y_bar[index]``; copied where a reversed loop owns ``y_bar`` (:mod:`.owned`)
+        and the item may be a view, which zeroing items in place would change."""
+        part: ast.expr = ast.Subscript(
+            value=name(self.builder.adjoint(y)), slice=copy_tree(index), ctx=ast.Load()
+        )
+        if owned and not self._number_at(y, index):
+            part = self.builder.xp_call("copy", part)
+        return part
+
+    def _number_at(self, y: str, index: ast.expr) -> bool:
+        """Whether ``y[index]`` is one number (numpy gives a copy): an integer for each
+        of ``y``'s axes."""
+        rank = self.facts.shape(name(y)).rank
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return rank == len(parts) and all(
+            (isinstance(p, ast.Constant) and type(p.value) is int)
+            or (  # (a loop index of one number: over a range, say; not a slice)
+                isinstance(p, ast.Name)
+                and p.id in self.facts.loop_indices
+                and self.facts.shape(p).rank == 0
+            )
+            for p in parts
+        )
 
     def _may_repeat(self, index: ast.expr) -> bool:
         """Whether an index may name one element twice (``y[[0, 0]]``): it holds an array

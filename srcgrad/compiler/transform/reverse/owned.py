@@ -1,0 +1,76 @@
+"""Adjoints a reversed loop owns: written into in place, copied once before the loop.
+
+The adjoint of a write ``y[i] = v`` zeroes ``y_bar[i]``. Zeroing in place is safe only
+where no other name refers to ``y_bar``'s memory, which the emitter once made sure of by
+copying ``y_bar`` whole before each zeroing: O(size of y) per loop trip, O(n^2) for a
+loop of n trips. In a loop that never gives ``y`` a new value (only its items change),
+the adjoint sweep gives ``y_bar`` none either but new arrays (``y_bar + ...``): one copy
+before the reversed loop makes it the loop's own, and each trip zeroes its items in
+place. The items it reads out (``y_bar[i]``, passed to ``v``) are copied where they may
+be views (a row of a matrix), since the zeroing that follows would change them.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ...analyze.facts import Facts, is_setitem
+
+
+def owned_loops(
+    core: list[ast.stmt], facts: Facts, active: set[str], increments: dict[int, object]
+) -> dict[int, int]:
+    """For each write into an item of an active array ``y`` inside a loop: the outermost
+    loop around it that gives ``y`` no new value, where some write zeroes ``y_bar``'s
+    items (one that is not an increment), by the write's id. Its reversed loop owns
+    ``y_bar``."""
+    found: dict[int, int] = {}
+    rebound: dict[tuple[int, str], bool] = {}
+
+    def rebinds(loop: ast.stmt, y: str) -> bool:
+        if (id(loop), y) not in rebound:
+            rebound[(id(loop), y)] = _rebinds(loop, y)
+        return rebound[(id(loop), y)]
+
+    def visit(block: list[ast.stmt], loops: list[ast.stmt]) -> None:
+        for stmt in block:
+            if is_setitem(stmt) and loops:
+                y = facts.ops[stmt].target
+                if y in active and y not in facts.sequences and y not in facts.maybe_sequences:
+                    owner = next((loop for loop in loops if not rebinds(loop, y)), None)
+                    if owner is not None:
+                        found[id(stmt)] = id(owner)
+            if isinstance(stmt, ast.If):
+                visit(stmt.body, loops)
+                visit(stmt.orelse, loops)
+            elif isinstance(stmt, (ast.For, ast.While)):
+                visit(stmt.body, [*loops, stmt])
+
+    visit(core, [])
+    statements = {id(s): s for s in _statements(core)}
+
+    def array(k: int) -> str:
+        return facts.ops[statements[k]].target
+
+    # (loop, array) pairs with a plain write: their adjoints zero items of y_bar
+    zeroing = {(owner, array(k)) for k, owner in found.items() if k not in increments}
+    return {k: owner for k, owner in found.items() if (owner, array(k)) in zeroing}
+
+
+def _rebinds(loop: ast.stmt, y: str) -> bool:
+    """Whether ``loop`` (with its nested blocks, its own target too) assigns the name
+    ``y`` (not an item of it)."""
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Name) and node.id == y and isinstance(node.ctx, ast.Store):
+            return True
+    return False
+
+
+def _statements(block: list[ast.stmt]):  # noqa: ANN202 (an iterator of statements)
+    for stmt in block:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from _statements(stmt.body)
+            yield from _statements(stmt.orelse)
+        elif isinstance(stmt, (ast.For, ast.While)):
+            yield from _statements(stmt.body)
