@@ -834,3 +834,18 @@ def rotation(index: int, thorough: bool) -> list[str]:
         return list(Oracle.SECOND)
     others = Oracle.SECOND[1:]
     return ["jvp of vjp", others[index % len(others)]]
+
+
+def check_against_twin(f: Callable[..., Any], x: np.ndarray, rtol: float = 1e-10) -> None:
+    """srcgrad's gradient of ``f`` at ``x`` in both modes, its JVP along ``x`` reversed
+    and its Hessian, against autograd running the same source (:func:`autograd_twin`)."""
+    twin = autograd_twin(f)
+    assert np.allclose(f(x), twin(x))
+    expected = autograd.grad(twin)(x)
+    for mode in ("reverse", "forward"):
+        np.testing.assert_allclose(srcgrad.grad(f, mode=mode)(x), expected, rtol=rtol)
+    direction = x[::-1].copy()
+    _, tangent = srcgrad.jvp(f)(x, direction)
+    np.testing.assert_allclose(tangent, expected @ direction, rtol=1e-9, atol=1e-12)
+    hessian = autograd.hessian(twin)(x)
+    np.testing.assert_allclose(srcgrad.hessian(f)(x), hessian, rtol=1e-9, atol=1e-12)
