@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from ...analyze.facts import Facts, is_setitem
+from ...analyze.facts import Facts, is_setitem, walk_block
 
 
 def owned_loops(
@@ -47,7 +47,7 @@ def owned_loops(
                 visit(stmt.body, [*loops, stmt])
 
     visit(core, [])
-    statements = {id(s): s for s in _statements(core)}
+    statements = {id(s): s for s, _ in walk_block(core)}
 
     def array(k: int) -> str:
         return facts.ops[statements[k]].target
@@ -64,13 +64,3 @@ def _rebinds(loop: ast.stmt, y: str) -> bool:
         if isinstance(node, ast.Name) and node.id == y and isinstance(node.ctx, ast.Store):
             return True
     return False
-
-
-def _statements(block: list[ast.stmt]):  # noqa: ANN202 (an iterator of statements)
-    for stmt in block:
-        yield stmt
-        if isinstance(stmt, ast.If):
-            yield from _statements(stmt.body)
-            yield from _statements(stmt.orelse)
-        elif isinstance(stmt, (ast.For, ast.While)):
-            yield from _statements(stmt.body)
