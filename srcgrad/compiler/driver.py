@@ -28,8 +28,8 @@ from .analyze import analyze
 from .analyze.checks import check_facts
 from .analyze.facts import Facts
 from .analyze.records import check_dataclass_uses, record_fields
-from .astwalk import copy_tree, loaded, nodes, stored, unparse
-from .emit import unit_tangent_wrapper  # noqa: F401  (for derivative.as_function)
+from .astwalk import nodes, stored, unparse
+from .emit import unit_tangent_wrapper  # noqa: F401  (for nesting.as_function)
 from .normalize.lower import (
     Normalized,
     dict_keys,
@@ -37,11 +37,12 @@ from .normalize.lower import (
 )
 from .optimize import optimize
 from .parse import ParsedFunction, env_is_current, parse
-from .transform.builder import HELPERS, Builder, function_def, is_marker
+from .transform.builder import HELPERS, Builder
 from .transform.callees import Callees
 from .transform.forward import forward
 from .transform.naming import Namer
 from .transform.reverse import reverse
+from .transform.reverse.split import split
 
 #: the kinds of derivative, and the transform that makes each
 KINDS = ("jvp", "grad", "value_and_grad", "vjp")
@@ -162,7 +163,7 @@ class Program:
                 fused.name = names[0]
                 made = [fused]
             else:
-                made = _split(fused, names, facts.returned, norm.tree.name)
+                made = split(fused, names, facts.returned, norm.tree.name)
             self.functions.extend(made)
             if norm.errstate:
                 self.errstate.update((f.name, norm.errstate) for f in made)
@@ -255,68 +256,6 @@ def _optimize(
     return optimize(func, temporaries, user_names, builder.helpers, builder.xp)
 
 
-def _split(
-    fused: ast.FunctionDef, names: tuple[str, ...], out: ast.expr, label: str
-) -> list[ast.FunctionDef]:
-    """Cut a fused reverse-mode function at its adjoint marker into the augmented
-    primal (value and record) and the adjoint (record and output adjoint in)."""
-    body = fused.body
-    cut = next(k for k, s in enumerate(body) if is_marker(s))
-    primal, adjoint = body[:cut], body[cut + 1 :]
-    out = body[cut].value.args[0]  # the result, perhaps renamed by the optimizer
-    params = [a.arg for a in fused.args.args]
-    seed = params[-1]
-    params = params[:-1]
-    given = {n for s in primal for n in stored(s)}
-    read = {n for s in adjoint for n in loaded(s)}
-    # what the adjoint reads of the primal's final state, reassigned parameters included
-    record = sorted(given & read)
-    rec = "rec"
-    while rec in params or rec in given or rec in read or rec == seed:
-        rec += "_"
-    values = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in record], ctx=ast.Load())
-    unbound = [n for n in record if n not in _top_assigned(primal) and n not in params]
-    preset = [  # (names the primal gives values on some paths only)
-        ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
-        for n in unbound
-    ]
-    result = ast.Return(value=ast.Tuple(elts=[copy_tree(out), values], ctx=ast.Load()))
-    fwd_body = [*preset, *primal, result]
-    unpack = []
-    if record:
-        targets = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in record], ctx=ast.Store())
-        unpack = [ast.Assign(targets=[targets], value=ast.Name(id=rec, ctx=ast.Load()))]
-    call = f"{label}({', '.join(params)})"
-    fwd = _function(
-        names[0], params, fwd_body, f"Value of {call} and the record its adjoint needs."
-    )
-    bwd = _function(
-        names[1],
-        params + [rec, seed],
-        unpack + adjoint,
-        f"Adjoint of {call} for the output adjoint {seed}.",
-    )
-    return [fwd, bwd]
-
-
-def _top_assigned(body: list[ast.stmt]) -> set[str]:
-    """The names statements of ``body`` itself (not its blocks) assign: a name or a
-    tuple of names."""
-    top = set()
-    for s in body:
-        if isinstance(s, ast.Assign):
-            for t in s.targets:
-                if isinstance(t, ast.Name):
-                    top.add(t.id)
-            if isinstance(s.targets[0], ast.Tuple):
-                top.update(e.id for e in s.targets[0].elts)
-    return top
-
-
-def _function(name: str, params: list[str], body: list[ast.stmt], doc: str) -> ast.FunctionDef:
-    return function_def(name, params, [ast.Expr(value=ast.Constant(doc)), *body])
-
-
 def derive(
     norm: Normalized,
     kind: str,
@@ -360,24 +299,6 @@ def derive(
         derived = _emitted(norm, kind, func, program, builder, backend, trace)
         derived.copied = tuple(norm.copied)
         return derived
-
-
-def _in_errstate(func: ast.FunctionDef, settings: dict[str, str], xp: str) -> None:
-    """``func``'s body (its docstring left out) under ``with np.errstate(**settings):``,
-    as the user's function ran its ``with np.errstate`` blocks (``normalize.contexts``)."""
-    body = func.body
-    doc = body[:1] if body and isinstance(body[0], ast.Expr) and _is_text(body[0].value) else []
-    call = ast.Call(
-        func=ast.Attribute(value=ast.Name(id=xp, ctx=ast.Load()), attr="errstate", ctx=ast.Load()),
-        args=[],
-        keywords=[ast.keyword(arg=k, value=ast.Constant(v)) for k, v in sorted(settings.items())],
-    )
-    block = ast.With(items=[ast.withitem(context_expr=call)], body=body[len(doc) :])
-    func.body = [*doc, ast.fix_missing_locations(ast.copy_location(block, func))]
-
-
-def _is_text(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 @contextlib.contextmanager
@@ -448,7 +369,7 @@ def _emitted(
     if hasattr(backend.module, "errstate"):  # (dask's array module has none)
         for f in [func, *program.functions]:
             if f.name in program.errstate:
-                _in_errstate(f, program.errstate[f.name], builder.xp)
+                emit_stage.in_errstate(f, program.errstate[f.name], builder.xp)
     where = f"{parsed.locator.filename}:{parsed.tree.lineno}"
     title = f"{_TITLES[kind]} of {parsed.func.__qualname__} ({where}), generated by srcgrad."
     text, bindings = emit_stage.render(

@@ -351,3 +351,21 @@ def unit_tangent_wrapper(
     text = f"{ast.unparse(docstring)}\n\n\n{unparse(function_def(function, params, body))}\n"
     module = load(text, {derived.name: derived.function}, f"derivative of {name}")
     return module.function(function)
+
+
+def in_errstate(func: ast.FunctionDef, settings: dict[str, str], xp: str) -> None:
+    """``func``'s body (its docstring left out) under ``with np.errstate(**settings):``,
+    as the user's function ran its ``with np.errstate`` blocks (``normalize.contexts``)."""
+    body = func.body
+    doc = body[:1] if body and isinstance(body[0], ast.Expr) and _is_text(body[0].value) else []
+    call = ast.Call(
+        func=ast.Attribute(value=ast.Name(id=xp, ctx=ast.Load()), attr="errstate", ctx=ast.Load()),
+        args=[],
+        keywords=[ast.keyword(arg=k, value=ast.Constant(v)) for k, v in sorted(settings.items())],
+    )
+    block = ast.With(items=[ast.withitem(context_expr=call)], body=body[len(doc) :])
+    func.body = [*doc, ast.fix_missing_locations(ast.copy_location(block, func))]
+
+
+def _is_text(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)

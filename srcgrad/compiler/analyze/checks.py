@@ -368,3 +368,17 @@ def _dtype_of_active(facts: Facts, name: str) -> bool:
         for a in source.args.values()
         for n in nodes(a)
     )
+
+
+def check_real_output(norm: Normalized, facts: Facts, out: ast.expr, kind: str) -> None:
+    """A gradient or a vjp (``kind``) needs a real value returned (``out``)."""
+    if isinstance(out, ast.Name) and out.id in facts.complex:
+        what = "vjp" if kind == "vjp" else "grad"
+        ret = norm.tree.body[-1]
+        raise norm.parsed.locator.error(
+            UnsupportedSyntaxError,
+            norm.origin.get(ret, ret),
+            f"the value returned is complex ({facts.complex[out.id]}); srcgrad's {what} "
+            "differentiates functions with real values (as JAX's does): return "
+            "np.real(...), np.imag(...) or np.abs(...) of it, or use srcgrad.jvp.",
+        )

@@ -287,6 +287,21 @@ class _Expressions(CallArguments, IndexConcatenation):
         return done[0]
 
     def call(self, node: ast.Call) -> ast.expr:
+        callee = self._callee(node)
+        args = self._call_args(callee, node)
+        keywords = []
+        for kw in _unpacked_keywords(node.keywords):
+            if kw.arg is None:
+                raise self.fail(
+                    node,
+                    "`**kwargs` in calls is supported only of a dict display with constant "
+                    'string keys (`f(**{"w": w})`); pass the arguments by name instead.',
+                )
+            keywords.append(ast.keyword(arg=kw.arg, value=self.atom(kw.value)))
+        return ast.Call(func=callee, args=args, keywords=keywords)
+
+    def _callee(self, node: ast.Call) -> ast.expr:
+        """What a call calls: a name the analysis resolves, or a method of an atom."""
         func = node.func
         if self.is_static(func):
             callee: ast.expr = _copy(func)
@@ -315,6 +330,11 @@ class _Expressions(CallArguments, IndexConcatenation):
                 "srcgrad can only call functions and methods by name, not "
                 f"`{self.locator.segment(func)}`.",
             )
+        return callee
+
+    def _call_args(self, callee: ast.expr, node: ast.Call) -> list[ast.expr]:
+        """A call's positional arguments as atoms; those a ``*args`` parameter takes,
+        packed into a tuple it passes starred."""
         given = _unpacked_args(node.args)
         star = self.var_positional(callee, node)
         if star is not None and not (
@@ -343,16 +363,7 @@ class _Expressions(CallArguments, IndexConcatenation):
                 else self.atom(a)
                 for a in given
             ]
-        keywords = []
-        for kw in _unpacked_keywords(node.keywords):
-            if kw.arg is None:
-                raise self.fail(
-                    node,
-                    "`**kwargs` in calls is supported only of a dict display with constant "
-                    'string keys (`f(**{"w": w})`); pass the arguments by name instead.',
-                )
-            keywords.append(ast.keyword(arg=kw.arg, value=self.atom(kw.value)))
-        return ast.Call(func=callee, args=args, keywords=keywords)
+        return args
 
     def attribute(self, value: ast.expr, node: ast.Attribute, method: bool) -> ast.expr:
         """``value.attr`` (noted in ``attributes``), or the item it is where ``fields``

@@ -8,10 +8,9 @@ import ast
 import copy
 import dataclasses
 
-from ....errors import UnsupportedSyntaxError
 from ....rules import instantiate
 from ....rules.fft import COMPLEX_ADJOINT
-from ...analyze.checks import check_mode
+from ...analyze.checks import check_mode, check_real_output
 from ...analyze.facts import Facts, assigned_name, is_setitem
 from ...analyze.in_place import in_place_checks
 from ...astwalk import copy_tree, nodes
@@ -450,16 +449,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         the checks of ``kind`` (a scalar for a gradient, a cotangent like the value for
         a vjp). Returns the value to return."""
         facts, builder = self.facts, self.builder
-        if kind != "split" and isinstance(out, ast.Name) and out.id in facts.complex:
-            what = "vjp" if kind == "vjp" else "grad"
-            ret = self.norm.tree.body[-1]
-            raise self.norm.parsed.locator.error(
-                UnsupportedSyntaxError,
-                self.norm.origin.get(ret, ret),
-                f"the value returned is complex ({facts.complex[out.id]}); srcgrad's {what} "
-                "differentiates functions with real values (as JAX's does): return "
-                "np.real(...), np.imag(...) or np.abs(...) of it, or use srcgrad.jvp.",
-            )
+        if kind != "split":
+            check_real_output(self.norm, facts, out, kind)
         if (
             kind == "value_and_grad"
             and isinstance(out, ast.Name)
