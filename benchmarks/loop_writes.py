@@ -2,7 +2,8 @@
 
     python benchmarks/loop_writes.py
 
-For ``y[i] += v * x[i]`` (an increment) and ``y[i] = v * x[i]`` (a plain write) in a
+For ``y[i] += v * x[i]`` (an increment), ``y[i] = v * x[i]`` (a plain write) and
+``y[i] = v * y[i - 1] + x[i]`` (a recurrence: a write and a read of an earlier item) in a
 loop of n trips: the median time of srcgrad's gradient and of a hand-written numpy
 gradient of the same loop, per n, and the exponent of a least-squares fit of log time
 against log n (1 is linear, 2 quadratic).
@@ -30,6 +31,31 @@ def writes(x, v):
     for i in range(x.shape[0]):
         y[i] = v * x[i]
     return np.sum(y * y)
+
+
+def recurrence(x, v):
+    y = np.zeros_like(x)
+    y[0] = x[0]
+    for i in range(1, x.shape[0]):
+        y[i] = v * y[i - 1] + x[i]
+    return np.sum(y * y)
+
+
+def recurrence_by_hand(x, v):
+    y = np.zeros_like(x)
+    y[0] = x[0]
+    for i in range(1, x.shape[0]):
+        y[i] = v * y[i - 1] + x[i]
+    y_bar = 2.0 * y
+    x_bar = np.zeros_like(x)
+    v_bar = 0.0
+    for i in reversed(range(1, x.shape[0])):
+        g = y_bar[i]
+        x_bar[i] += g
+        v_bar += g * y[i - 1]
+        y_bar[i - 1] += g * v
+    x_bar[0] += y_bar[0]
+    return x_bar, v_bar
 
 
 def by_hand(x, v):
@@ -62,7 +88,9 @@ def main() -> None:
     rows = {
         "y[i] += v * x[i]": srcgrad.grad(increments, wrt=(0, 1)),
         "y[i] = v * x[i]": srcgrad.grad(writes, wrt=(0, 1)),
-        "hand-written": by_hand,
+        "hand-written (either)": by_hand,
+        "y[i] = v * y[i - 1] + x[i]": srcgrad.grad(recurrence, wrt=(0, 1)),
+        "hand-written (recurrence)": recurrence_by_hand,
     }
     print("| loop | " + " | ".join(f"n = {n}" for n in sizes) + " | exponent |")
     print("|---|" + "---|" * len(sizes) + "---|")

@@ -285,14 +285,14 @@ def test_gradient_matches_autograd_on_the_twin_without_writes(func, twin, args, 
 
 
 #: second order differentiates the generated code, which reads an item of the array
-#: (``t8 = x[i]``) and then writes into it: that read may be a view, so the analysis
-#: refuses, clearly, rather than follow it (a limitation noted in issue 19's note)
+#: (``t8 = x[i]``) and then writes into it: where that read may be a view (a row), the
+#: analysis refuses, clearly, rather than follow it (a limitation noted in issue 19's
+#: note); ``recurrence`` and ``chained``, whose adjoints now add into items in place
+#: (``y_bar[i - 1] += g``), are differentiated again
 REFUSED_AT_SECOND_ORDER = {
-    "recurrence",
     "rows",
     "slices",
     "rows_written",
-    "chained",
     "rebound",
     "two_arrays",
 }
@@ -339,3 +339,37 @@ def test_a_write_zeroes_one_item_of_an_adjoint_its_loop_owns():
 def test_an_item_that_may_be_a_view_is_copied_before_the_zeroing():
     loop = _reversed_loop(rows_written, (A, W))
     assert "out_bar = out_bar.copy()" not in loop and "np.copy(out_bar[i])" in loop
+
+
+def carried(x, a):
+    """A linear recurrence written into items: each trip reads the item before."""
+    y = np.zeros_like(x)
+    y[0] = x[0]
+    for i in range(1, x.shape[0]):
+        y[i] = a * y[i - 1] + x[i]
+    return np.sum(y * y)
+
+
+def carried_twin(x, a):
+    items = [x[0]]
+    for i in range(1, x.shape[0]):
+        items.append(a * items[-1] + x[i])
+    return anp.sum(anp.stack(items) ** 2)
+
+
+def test_a_read_of_an_item_adds_into_the_owned_adjoint_in_place():
+    after = _reversed_loop(carried, (X, 0.7)).split("\n")
+    loop = "\n".join(line for line in after[1:] if line.startswith(" " * 8))
+    # y_bar[i - 1] += ..., not y_bar = y_bar + index_adjoint(...): O(1) per trip, not O(n)
+    assert "y_bar[i - 1] +=" in loop and "index_adjoint" not in loop and "y_bar =" not in loop
+    # i - 1 is computed again, not recorded
+    assert loop.count("tape.pop()") == 1
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_the_recurrence_read_in_place_matches_autograd(mode):
+    g = srcgrad.grad(carried, wrt=(0, 1), mode=mode)(X, 0.7)
+    expected = autograd.grad(carried_twin, argnum=(0, 1))(X, 0.7)
+    np.testing.assert_allclose(g[0], expected[0], rtol=1e-10)
+    np.testing.assert_allclose(g[1], expected[1], rtol=1e-10)
+    check_grads(carried, [X, 0.7], wrt=(0, 1), order=2)

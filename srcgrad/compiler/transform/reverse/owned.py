@@ -8,6 +8,10 @@ the adjoint sweep gives ``y_bar`` none either but new arrays (``y_bar + ...``): 
 before the reversed loop makes it the loop's own, and each trip zeroes its items in
 place. The items it reads out (``y_bar[i]``, passed to ``v``) are copied where they may
 be views (a row of a matrix), since the zeroing that follows would change them.
+
+Reads of items in such a loop (``t = y[i - 1]``) give ``y_bar[i - 1]`` their part in
+place too (``y_bar[i - 1] += t_bar``), not as ``y_bar = y_bar + index_adjoint(...)``, a
+whole new array per trip (:func:`owned_reads`).
 """
 
 from __future__ import annotations
@@ -55,6 +59,23 @@ def owned_loops(
     # (loop, array) pairs with a plain write: their adjoints zero items of y_bar
     zeroing = {(owner, array(k)) for k, owner in found.items() if k not in increments}
     return {k: owner for k, owner in found.items() if (owner, array(k)) in zeroing}
+
+
+def owned_reads(core: list[ast.stmt], facts: Facts, owned: dict[int, int]) -> set[int]:
+    """The reads of an item of ``y`` (``t = y[i]``, by id) inside a loop whose reversed
+    loop owns ``y_bar`` (``owned``: :func:`owned_loops`' result)."""
+    statements = {id(s): s for s, _ in walk_block(core)}
+    arrays: dict[int, set[str]] = {}  # owner loop -> the arrays whose adjoints it owns
+    for k, owner in owned.items():
+        arrays.setdefault(owner, set()).add(facts.ops[statements[k]].target)
+    found: set[int] = set()
+    for owner, ys in arrays.items():
+        for stmt, _ in walk_block(statements[owner].body):
+            op = facts.ops.get(stmt)
+            x = op.args.get("x") if op is not None and op.key == "getitem" else None
+            if isinstance(x, ast.Name) and x.id in ys:
+                found.add(id(stmt))
+    return found
 
 
 def _rebinds(loop: ast.stmt, y: str) -> bool:

@@ -15,10 +15,11 @@ from ...analyze.facts import Facts, assigned_name, is_setitem
 from ...analyze.in_place import in_place_checks
 from ...astwalk import copy_tree, nodes
 from ...normalize.lower import Normalized
+from ...optimize.in_place import _as_index
 from ..builder import Builder, add, assign, comment, marker, name
 from .calls import CallAdjoints
 from .increments import find_increments
-from .owned import owned_loops
+from .owned import owned_loops, owned_reads
 from .shapes import AdjointShapes
 from .tape_plan import TapePlanner, uses
 from .trial import TrialSweep, flatten
@@ -77,6 +78,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         # writes whose reversed loop owns y_bar (copied once before it: see owned.py),
         # and, while a sweep is made, the adjoints each loop copies before it
         self.owned = owned_loops(self.core, facts, self.active, self.increments)
+        self.owned_reads = owned_reads(self.core, facts, self.owned)
         self.copy_before: dict[int, set[str]] = {}
         planner = TapePlanner(norm, facts, wrt)
         self.plan = planner.plan
@@ -367,6 +369,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                     op.ctx, args=args, param=param, symbols=builder.symbols(g, v)
                 )
                 contribution = instantiate(op.rule.vjp[param], ctx)
+                if op.ctx.index is not None:  # (an index of names computed again: i - 1)
+                    contribution = copy_tree(contribution, self.plan.recompute)
                 spread = None if into_real else self._spreads_uniformly(contribution, atom.id)
                 if spread is not None:
                     self.uniform[atom.id] = self._frozen(spread, stmt, out)
@@ -378,7 +382,26 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             contribution = builder.with_witnesses(contribution, self._witnesses(stmt))
             contribution, before = self._shape_only_seed(contribution, stmt)
             out.extend(before)
-            out.append(self._accumulate(atom.id, contribution))
+            if id(stmt) in self.owned_reads:  # (y_bar is the reversed loop's own)
+                out.append(self._add_into_item(atom.id, contribution))
+            else:
+                out.append(self._accumulate(atom.id, contribution))
+
+    def _add_into_item(self, y: str, contribution: ast.expr) -> ast.stmt:
+        """``y_bar[i] += g`` for the contribution ``index_adjoint(g, y, i)`` (a basic
+        index names each element once); else ``y_bar = y_bar + contribution``."""
+        c = contribution
+        if not (
+            isinstance(c, ast.Call)
+            and isinstance(c.func, ast.Name)
+            and c.func.id == self.builder.helpers["index_adjoint"]
+            and len(c.args) == 3
+        ):
+            return self._accumulate(y, contribution)
+        item = ast.Subscript(
+            value=name(self.builder.adjoint(y)), slice=_as_index(c.args[2]), ctx=ast.Store()
+        )
+        return ast.AugAssign(target=item, op=ast.Add(), value=c.args[0])
 
     def _unbroadcast(self, contribution: ast.expr, u: str, stmt: ast.Assign) -> ast.expr:
         """``contribution`` summed to the shape of ``u`` (an operand of the elementwise

@@ -265,15 +265,32 @@ class TapePlanner:
             if v not in self.norm.temps and not self._read_in_its_trip(v, stmt, readers, returned):
                 continue
             value = stmt.value
-            if not isinstance(value, (ast.Subscript, ast.Attribute)):
-                continue
-            if isinstance(value, ast.Attribute) and value.attr != "T":
+            if not (
+                isinstance(value, ast.Subscript)
+                or (isinstance(value, ast.Attribute) and value.attr == "T")
+                or self._index_arithmetic(value)
+            ):
                 continue
             if self._stable(value, stmt, loops, out) and (
                 self.plan.home.get(v, id(self.norm.tree.body)) is not None
             ):
                 out[v] = copy_tree(value, out)  # (with the views it reads substituted)
         return out
+
+    def _index_arithmetic(self, value: ast.expr) -> bool:
+        """Whether ``value`` is integer arithmetic (``+ - * // %``) on numbers and loop
+        indices that are numbers (``i - 1``): cheaper to compute again than to record."""
+        if isinstance(value, ast.BinOp):
+            return isinstance(value.op, _INDEX_OPS) and all(
+                self._index_arithmetic(v) for v in (value.left, value.right)
+            )
+        if isinstance(value, ast.Constant):
+            return type(value.value) is int
+        return (
+            isinstance(value, ast.Name)
+            and value.id in self.facts.loop_indices
+            and self.facts.shape(value).rank == 0
+        )
 
     def _stable(
         self, value: ast.expr, stmt: ast.stmt, loops: dict[int, list[str]], views: dict
@@ -412,6 +429,9 @@ class TapePlanner:
         _, plan.definite = walk(self.core, params, params)
         plan.preset = sorted(preset - params)
         return pushed
+
+
+_INDEX_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
 
 def _copied(places: dict[str, set[int] | None]) -> dict[str, set[int] | None]:
