@@ -20,7 +20,9 @@ them to a fixed point:
   writes into in place (:func:`written_in_place`);
 - :func:`eliminate_dead_code`: assignments nobody reads, and comments whose
   block became empty, go;
-- :func:`inline_temporaries` (last, once): a temporary read once is written
+- :func:`drop_fresh_copies` (after the loop, once): ``v = v.copy()`` goes where ``v``
+  was just given the result of arithmetic;
+- :func:`inline_temporaries` (after the loop, once): a temporary read once is written
   into the expression that reads it, where the line stays short, so the
   primal reads like the user's code again: ``t1 = x @ w; t2 = np.exp(-t1)``
   becomes ``t2 = np.exp(-(x @ w))``.
@@ -47,6 +49,7 @@ from .dataflow import (
 from .dead_code import eliminate_dead_code
 from .fold_first import fold_first_accumulation
 from .folding import simplify
+from .fresh_copies import drop_fresh_copies
 from .in_place import accumulate_in_place
 from .inlining import LINE_LIMIT, inline_temporaries
 from .negated_start import subtract_negated_start
@@ -63,6 +66,7 @@ __all__ = [
     "accumulate_in_place",
     "blocks",
     "double_repeated_terms",
+    "drop_fresh_copies",
     "drop_self_assignments",
     "eliminate_dead_code",
     "fold_first_accumulation",
@@ -154,4 +158,10 @@ FIXED_POINT = (
     eliminate_dead_code,
 )
 #: then each once, in order (inlining makes more of the others' patterns)
-AFTER = (inline_temporaries, simplify, subtract_negated_start, accumulate_in_place)
+AFTER = (
+    inline_temporaries,
+    simplify,
+    subtract_negated_start,
+    accumulate_in_place,
+    drop_fresh_copies,
+)
