@@ -825,6 +825,28 @@ ALIAS_REFUSED = [
 ]
 
 
+def view_by_none_index_written(x):
+    y = x * 1.0
+    k = None  # a name of rank 0 that names no element: y[k] is a view of y
+    z = y[k]
+    y[0] = 5.0
+    return np.sum(z * x)
+
+
+def view_by_ellipsis_index_written(x):
+    y = x * 1.0
+    k = ...
+    z = y[k]
+    y[0] = 5.0
+    return np.sum(z * x)
+
+
+ALIAS_REFUSED += [
+    Refused(view_by_none_index_written, (X3,), R, "`z` shares that memory", "y[0] = 5.0"),
+    Refused(view_by_ellipsis_index_written, (X3,), R, "`z` shares that memory", "y[0] = 5.0"),
+]
+
+
 @run_rows(ALIAS_REFUSED, "row, mode")
 def test_aliases_refused(row: Refused, mode: str) -> None:
     check_refused(row, mode)
@@ -950,6 +972,18 @@ def element_read_then_written(x):
     return s * np.sum(y * x)
 
 
+def none_index_read(x):
+    k = None  # y[k] is y with a new axis: a view, not an element
+    z = x[k]
+    return np.sum(np.sin(z) * x)
+
+
+def ellipsis_index_read(x):
+    k = ...
+    z = x[k, 1:]
+    return np.sum(z * z)
+
+
 ALIAS_RIGHT = [
     Right(view_of_copy_not_read_again, (X3,)),
     Right(view_written_base_dead, (X3,), np.array([4.0, 6.0, 4.0])),
@@ -966,6 +1000,8 @@ ALIAS_RIGHT = [
     Right(local_product_updated, (X3,)),
     Right(opaque_callee_reads, (X3, B3), B3),
     Right(element_read_then_written, (X3,)),
+    Right(none_index_read, (X3,)),
+    Right(ellipsis_index_read, (X3,), np.array([0.0, 3.0, 4.0])),
 ]
 
 

@@ -27,6 +27,7 @@ from .alias_summaries import _parameter_names, _summary
 from .classify import is_user_function
 from .dtypes import INTEGER, dtype_kind
 from .facts import Facts, is_append, is_setitem, popped, resolve_static, unwrap_callable
+from .indices import names_one_element
 
 #: conversions that return their operand itself where its dtype is already the one asked
 _CONVERTERS = (np.asarray, np.asanyarray, np.ascontiguousarray)
@@ -312,13 +313,7 @@ class _Flow:
         if rank is not None:  # an array
             if any(isinstance(p, ast.Name) and (self.facts.shape(p).rank or 0) > 0 for p in parts):
                 return frozenset({new})  # advanced indexing copies
-            numbers = [
-                p
-                for p in parts
-                if (isinstance(p, ast.Constant) and type(p.value) is int)
-                or (isinstance(p, ast.Name) and self.facts.shape(p).rank == 0)
-            ]
-            if len(numbers) == len(parts) == rank:
+            if names_one_element(rhs.value, rhs.slice, self.facts):
                 return frozenset()  # one element: a number, not a view
             return receiver
         return receiver | self.inside(receiver, rhs.slice)

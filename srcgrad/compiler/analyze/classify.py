@@ -24,6 +24,7 @@ from .facts import (
     resolve_static,
     unwrap_callable,
 )
+from .indices import index_rank
 
 
 def is_user_function(func: Any) -> bool:
@@ -99,7 +100,7 @@ def classify(stmt: ast.stmt, env: dict[str, Any], facts: Facts) -> Op:
     if index is not None:
         for node in nodes(index):
             if isinstance(node, ast.Name):
-                ranks[f"index:{node.id}"] = facts.shape(node).rank
+                ranks[f"index:{node.id}"] = index_rank(node, facts)
     ctx = Context(
         rule=rule, node=rhs, args=bound, supplied=supplied, ranks=ranks, index=index, rule_key=key
     )

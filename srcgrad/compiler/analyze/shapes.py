@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .facts import LEAF, SCALAR, Facts, Op, Shape
+from .indices import index_rank
 
 
 def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:
@@ -116,7 +117,7 @@ def _update_ranks(op: Op, facts: Facts) -> None:
             op.ctx.ranks[f"len:{p}"] = facts.lengths[a.id]
     for key in op.ctx.ranks:
         if key.startswith("index:"):
-            op.ctx.ranks[key] = facts.shape(ast.Name(id=key[6:])).rank
+            op.ctx.ranks[key] = index_rank(ast.Name(id=key[6:]), facts)
 
 
 def _static_shape(name: str, value: Any) -> Shape:

@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ...analyze.facts import Facts
+from ...analyze.indices import may_repeat
 from ...astwalk import loaded
 from ...normalize.lower import Normalized
 
@@ -100,7 +101,7 @@ def _increment(
                 read_op.key == "getitem"
                 and _is_name(read_op.args.get("x"), y)
                 and ast.dump(read_op.ctx.index) == ast.dump(index)
-                and not _may_repeat(index, facts)
+                and not may_repeat(index, facts)
             ):
                 sign = 1 if total_op.key is ast.Add else -1
                 return Increment(read=stmt, total=total, addend=addend, sign=sign)
@@ -127,23 +128,3 @@ def _assigns_other_names(stmt: ast.stmt, fixed: set[str]) -> bool:
         if not all(isinstance(p, ast.Name) and p.id not in fixed for p in parts):
             return False
     return True
-
-
-def _may_repeat(index: ast.expr, facts: Facts) -> bool:
-    """Whether an index may hold an array or list (and so name an element twice):
-    only numbers, slices, ``None`` and ``...`` (and names of numbers) are sure not to."""
-    parts = index.elts if isinstance(index, ast.Tuple) else [index]
-    for p in parts:
-        if isinstance(p, ast.Slice):
-            if not all(
-                q is None or isinstance(q, ast.Constant) or _scalar(q, facts)
-                for q in (p.lower, p.upper, p.step)
-            ):
-                return True
-        elif not (isinstance(p, ast.Constant) or _scalar(p, facts)):
-            return True
-    return False
-
-
-def _scalar(atom: ast.expr, facts: Facts) -> bool:
-    return isinstance(atom, ast.Name) and facts.shape(atom).rank == 0

@@ -5,22 +5,10 @@ from __future__ import annotations
 
 import ast
 
-import numpy as np
-
+from ...analyze.indices import may_repeat, names_one_element
 from ...astwalk import copy_tree
 from ..builder import add, assign, name
 from .increments import Increment
-
-_MASK_CALLS = (
-    np.isnan,
-    np.isfinite,
-    np.isinf,
-    np.signbit,
-    np.logical_and,
-    np.logical_or,
-    np.logical_not,
-    np.logical_xor,
-)
 
 
 def _index_value(index: ast.expr) -> ast.expr:
@@ -64,10 +52,10 @@ class WriteAdjoints:
             owner = self.owned.get(id(stmt))  # (the reversed loop that owns y_bar)
             if isinstance(v, ast.Name) and v.id in self.active:
                 part = self._item_part(y, index, owner is not None)
-                if self._may_repeat(index):  # only the last write to an element counts
+                if may_repeat(index, self.facts):  # only the last write to an element counts
                     part = self.builder.call("kept_writes", name(y_bar), _index_value(index))
                 shape = self.shapes.get((id(stmt), v.id))
-                if self.facts.shape(v).rank == 0 and self._number_at(y, index):
+                if self.facts.shape(v).rank == 0 and names_one_element(name(y), index, self.facts):
                     pass  # (a number into one item: nothing to sum)
                 elif shape is not None:
                     part = self.builder.call("unbroadcast_to", part, shape)
@@ -109,52 +97,9 @@ class WriteAdjoints:
         part: ast.expr = ast.Subscript(
             value=name(self.builder.adjoint(y)), slice=copy_tree(index), ctx=ast.Load()
         )
-        if owned and not self._number_at(y, index):
+        if owned and not names_one_element(name(y), index, self.facts, loop_indices=True):
             part = self.builder.xp_call("copy", part)
         return part
-
-    def _number_at(self, y: str, index: ast.expr) -> bool:
-        """Whether ``y[index]`` is one number (numpy gives a copy): an integer for each
-        of ``y``'s axes."""
-        rank = self.facts.shape(name(y)).rank
-        parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        return rank == len(parts) and all(
-            (isinstance(p, ast.Constant) and type(p.value) is int)
-            or (  # (a loop index of one number: over a range, say; not a slice)
-                isinstance(p, ast.Name)
-                and p.id in self.facts.loop_indices
-                and self.facts.shape(p).rank == 0
-            )
-            for p in parts
-        )
-
-    def _may_repeat(self, index: ast.expr) -> bool:
-        """Whether an index may name one element twice (``y[[0, 0]]``): it holds an array
-        or list, not a boolean mask (a comparison, a negation or ``&``/``|`` of them).
-        Numbers, slices, ``None`` and ``...`` name each element once."""
-        parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        return any(
-            isinstance(p, ast.Name) and self.facts.shape(p).rank != 0 and not self._mask(p.id)
-            for p in parts
-        )
-
-    def _mask(self, v: str, depth: int = 0) -> bool:
-        """Whether every definition of ``v`` gives it a boolean array."""
-        defs = self.facts.definitions.get(v, [])
-        if not defs or depth > 5:
-            return False
-        for stmt, _ in defs:
-            op = self.facts.ops.get(stmt)
-            if op is None or op.key == "setitem":
-                return False
-            if op.key == "compare" or op.key in _MASK_CALLS:
-                continue
-            if op.key in (ast.Invert, ast.BitAnd, ast.BitOr, ast.BitXor) and all(
-                isinstance(a, ast.Name) and self._mask(a.id, depth + 1) for a in op.args.values()
-            ):
-                continue
-            return False
-        return True
 
     def _sequence_adjoint(self, stmt: ast.stmt) -> list[ast.stmt]:
         """Adjoints of ``t = (a, b)`` (each element its part) and ``xs.append(v)``
