@@ -488,6 +488,7 @@ FIRST_ORDER = [
     (fh.repeated_index_add, (X, Y), {}),
     (fh.cast_int, (X, Y), {}),
     (fh.cast_bool, (X, Y), {}),
+    (fh.parameter_rebound_to_ints, (X, Y), {}),
     (fh.sum_dtype_int, (X, Y), {}),
     (fh.array_dtype_int, (X, Y), {}),
     (fh.tuple_read_twice, (X,), {}),

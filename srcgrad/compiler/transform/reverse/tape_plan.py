@@ -170,6 +170,8 @@ class TapePlanner:
         ):
             where |= plan.shape_at.get(v, set())
         k, loops = plan.position[id(stmt)], plan.loops_of[id(stmt)]
+        if id(stmt) in plan.shape_at.get(v, ()) and not is_setitem(stmt):
+            return True  # (its own adjoint starts the older value's adjoint: zeros like it)
         return any(plan.position[r] < k or plan.loops_of[r] & loops for r in where)
 
     def _scopes(self) -> None:
