@@ -101,9 +101,7 @@ def _private_accumulators(
         s_reads, s_writes = set(own_reads(s)), set(own_writes(s))
         for v in list(candidates & (s_reads | s_writes)):
             if found is not None and found[0] == v:
-                if _call_of(found[1], {index_adjoint}) is None:
-                    indexable.discard(v)  # v + e: perhaps a number, if v was one
-                continue
+                continue  # (v += e, in place, keeps v the array it was, or the number)
             if v in s_reads:
                 candidates.discard(v)
             elif v in s_writes:
