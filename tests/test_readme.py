@@ -35,6 +35,14 @@ def rnn(Wh, Wx, xs, h0):
     return np.sum(h * h)
 
 
+def smooth(x, a):
+    y = np.zeros_like(x)
+    y[0] = x[0]
+    for i in range(1, x.shape[0]):
+        y[i] = a * y[i - 1] + x[i]
+    return np.sum(y * y)
+
+
 def _loss_args():  # "for a 1-D w and 2-D x"
     rng = np.random.default_rng(0)
     return rng.standard_normal(3), rng.standard_normal((5, 3)), rng.random(5)
@@ -50,12 +58,17 @@ def _rnn_args():  # "for 2-D weights and 3-D xs"
     )
 
 
+def _smooth_args():  # "for a 1-D x"
+    return np.linspace(0.0, 1.0, 5), 0.5
+
+
 #: generated function name -> (its derivative, the arguments it is called with)
 GENERATED = {
     "grad_loss": (srcgrad.grad(loss), _loss_args),
     "grad_rnn": (srcgrad.grad(rnn, wrt=(0, 1)), _rnn_args),
+    "grad_smooth": (srcgrad.grad(smooth, wrt=(0, 1)), _smooth_args),
 }
-USER = {"loss": loss, "rnn": rnn}
+USER = {"loss": loss, "rnn": rnn, "smooth": smooth}
 
 
 def python_blocks() -> list[str]:
