@@ -63,6 +63,24 @@ def halves(v):
     return halves(v[:half]) * halves(v[half:])
 
 
+def shrink(x, k):
+    """A recursion whose calls take arguments of other ranks (2, 1, 0)."""
+    if k == 0:
+        return x * x
+    return shrink(np.sum(np.sin(x), axis=0), k - 1)
+
+
+def reassigns(x, n):
+    """``m < 0`` and ``m`` are computed from the first ``n``, which a later line may
+    change: not from the ``n`` the adjoint reads (the last one, from the record)."""
+    m = n - 1
+    if n > 1:
+        n = n - 10
+    if m < 0:
+        return x * n
+    return np.sin(x) * reassigns(x, m) + x * n
+
+
 #: (function, arguments): the first argument is differentiated
 CASES = [
     (power, (1.3, 4)),
@@ -73,6 +91,8 @@ CASES = [
     (even, (np.array([0.2, -0.4, 0.6]), 3)),
     (even, (np.array([0.2, -0.4]), 4)),
     (halves, (np.array([0.1, 0.2, -0.3, 0.4, 0.5]),)),
+    (shrink, (np.array([[0.1, 0.2], [-0.3, 0.4], [0.5, 0.6]]), 2)),
+    (reassigns, (0.8, 3)),
 ]
 IDS = [f"{f.__name__}-{k}" for k, (f, _) in enumerate(CASES)]
 
