@@ -148,8 +148,7 @@ def power_fwd(x, n):
     """Value of power(x, n) and the record its adjoint needs."""
     t3 = None
     t3_rec = None
-    t1 = n == 0
-    if t1:
+    if n == 0:
         result = 1.0
     else:
         t3, t3_rec = power_fwd(x, n - 1)
