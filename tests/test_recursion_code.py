@@ -217,6 +217,14 @@ def test_forward_mode_has_one_jvp_of_power():
     names = [f.name for f in ast.parse(d.source).body if isinstance(f, ast.FunctionDef)]
     assert names.count("jvp_power") == 1
     assert not any(n.startswith("jvp_power_") for n in names)
+    assert "# grad of: return x * power(x, n - 1)" in d.source
+
+
+def test_every_branch_of_a_jvp_names_its_line():
+    d = srcgrad.grad(sines_sum, mode="forward")
+    d(np.array([0.2, -0.4]), 3)
+    body = d.source[d.source.index("def jvp_sines(") :]
+    assert body.count("# grad of: return x if n == 0 else np.sin(sines(x, n - 1)) * x") == 2
 
 
 def test_mutual_recursion_enters_through_its_own_pair():
