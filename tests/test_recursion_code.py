@@ -141,7 +141,7 @@ def test_a_float_is_scalar_and_an_array_is_refused():
 
 EXPECTED_POWER = '''
 def grad_power(x, n):
-    result, rec = power_fwd(x, n)
+    _, rec = power_fwd(x, n)
     return power_bwd(x, n, rec, 1.0)
 
 def power_fwd(x, n):

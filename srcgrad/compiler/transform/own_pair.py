@@ -6,7 +6,7 @@ pass, the entry point's derivative calls it instead of repeating its body (in fo
 the callee's jvp is the entry point)::
 
     def power(x, n):                      def grad_power(x, n):
-        if n == 0:              ==>           result, rec = power_fwd(x, n)
+        if n == 0:              ==>           _, rec = power_fwd(x, n)
             return 1.0                        return power_bwd(x, n, rec, 1.0)
         return x * power(x, n - 1)
 
@@ -73,8 +73,10 @@ def through_pair(
     out = facts.returned
     value = _fresh(out.id if isinstance(out, ast.Name) else "value", taken)
     rec = _fresh("rec", taken)
+    read = kind != "grad" or facts.shape(out).rank is None  # (checked or returned)
+    kept = value if read else _fresh("_", taken)
     targets = ast.Tuple(
-        elts=[ast.Name(id=value, ctx=ast.Store()), ast.Name(id=rec, ctx=ast.Store())],
+        elts=[ast.Name(id=kept, ctx=ast.Store()), ast.Name(id=rec, ctx=ast.Store())],
         ctx=ast.Store(),
     )
     primal = ast.Call(func=name(pair[0]), args=[name(p) for p in params], keywords=[])
