@@ -41,6 +41,7 @@ from .transform.builder import HELPERS, Builder
 from .transform.callees import Callees
 from .transform.forward import forward
 from .transform.naming import Namer
+from .transform.own_pair import own_derivative, through_pair
 from .transform.reverse import reverse
 from .transform.reverse.split import split
 
@@ -296,9 +297,52 @@ def derive(
         if norm.errstate:
             program.errstate[func.name] = norm.errstate
         program.build()
+        kinds = (ranks or {}, floats, statics or {}, complexes)
+        func = _own_derivative(norm, facts, kind, wrt, func, program, builder, trace, kinds)
         derived = _emitted(norm, kind, func, program, builder, backend, trace)
         derived.copied = tuple(norm.copied)
         return derived
+
+
+def _own_derivative(
+    norm: Normalized,
+    facts: Facts,
+    kind: str,
+    wrt: list[str],
+    func: ast.FunctionDef,
+    program: Program,
+    builder: Builder,
+    trace: dict[str, str] | None,
+    kinds: tuple,
+) -> ast.FunctionDef:
+    """``func``, or where the function is recursive and the program made a derivative of
+    it for these argument kinds (its recursive calls), a call of that one (in forward
+    mode, that one itself); the program keeps the functions the entry point reaches."""
+    own = own_derivative(norm, kind, wrt, kinds, program.callees)
+    if own is None:
+        return func
+    if kind == "jvp":
+        func = next(f for f in program.functions if f.name == own[0])
+        program.functions.remove(func)
+    else:
+        func = through_pair(func, own, facts, kind, builder)
+    program.functions = _reachable(func, program.functions)
+    if trace is not None:
+        trace["optimize"] = unparse(func)
+    return func
+
+
+def _reachable(entry: ast.FunctionDef, functions: list[ast.FunctionDef]) -> list[ast.FunctionDef]:
+    """Of ``functions``, those ``entry`` calls, directly or through others (in order)."""
+    by_name = {f.name: f for f in functions}
+    seen: set[str] = set()
+    todo = [entry]
+    while todo:
+        for node in nodes(todo.pop()):
+            if isinstance(node, ast.Name) and node.id in by_name and node.id not in seen:
+                seen.add(node.id)
+                todo.append(by_name[node.id])
+    return [f for f in functions if f.name in seen]
 
 
 @contextlib.contextmanager

@@ -92,7 +92,7 @@ def analyze(
     _tree_parts(facts, assigns, trees)
     find_lengths(facts)
     add_pytree_sequences(facts, trees)
-    _shapes(facts, assigns)
+    _shapes(facts, assigns, norm.parsed.func)
     find_activity(facts, assigns, wrt, ret)
     from .aliases import aliases  # (it analyzes callees with this function)
 

@@ -12,14 +12,21 @@ from .facts import LEAF, SCALAR, Facts, Op, Shape
 from .indices import index_rank
 
 
-def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:
+def _shapes(facts: Facts, assigns: list[ast.Assign], own: Any = None) -> None:
     """Broadcast keys and ranks. A name defined more than once, or in a loop, gets
     its own key, and the rank every definition agrees on, found by optimistic
     iteration (a definition that reads a name whose rank is not found yet
     waits for the next round). Its axes known not to have length 1 are those every
-    definition's are (from the optimistic start, they only shrink)."""
+    definition's are (from the optimistic start, they only shrink).
+
+    ``own``: the function analyzed. A call of it with arguments of its parameters'
+    ranks (a recursion) gives the rank its return value gets, found in the same
+    iteration: if every return has rank r when the recursive calls' values have rank
+    r, every call returns rank r (by induction on the depth of the recursion)."""
     multi = {n for n, defs in facts.definitions.items() if len(defs) > 1 or defs[0][1] > 0}
     multi -= facts.loop_indices
+    recursion = _recursion(facts, assigns, own, multi)
+    multi |= {facts.ops[s].target for s in recursion}
     for name in facts.loop_indices:
         facts.shapes[name] = SCALAR
     state: dict[str, int | None] = {}  # absent: not known yet
@@ -35,7 +42,10 @@ def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:
         for name in multi:
             facts.shapes[name] = _joined(name, state, wide)
         for stmt in assigns:
-            _shape_definition(facts, stmt, multi, state, wide)
+            if stmt in recursion:
+                _recursive_call(facts, stmt, multi, state, wide, recursion[stmt])
+            else:
+                _shape_definition(facts, stmt, multi, state, wide)
         if (state, wide) == before:
             settled = True
             break
@@ -49,7 +59,10 @@ def _shapes(facts: Facts, assigns: list[ast.Assign]) -> None:
             )
     for stmt in assigns:
         _update_ranks(facts.ops[stmt], facts)
-        facts.op_shapes[id(stmt)] = _result_shape(facts.ops[stmt], facts)
+        if stmt in recursion:
+            facts.op_shapes[id(stmt)] = facts.shapes[facts.ops[stmt].target]
+        else:
+            facts.op_shapes[id(stmt)] = _result_shape(facts.ops[stmt], facts)
 
 
 #: the rank, in :func:`_shapes`, of a name whose definitions give different ones
@@ -94,6 +107,61 @@ def _shape_definition(
             state[op.target] = _CONFLICT
         wide[op.target] = _both_wide(wide[op.target], shape.wide)
     facts.shapes[op.target] = _joined(op.target, state, wide)
+
+
+def _recursion(
+    facts: Facts, assigns: list[ast.Assign], own: Any, multi: set[str]
+) -> dict[ast.Assign, list[tuple[ast.expr, int]]]:
+    """The calls of ``own`` (the function analyzed) whose value may take the rank the
+    function returns (a name every return assigns, more than once): each with its
+    arguments and the ranks of the parameters they are given to (all known numbers,
+    no parameter given a function)."""
+    returned = facts.returned
+    if own is None or not isinstance(returned, ast.Name) or returned.id not in multi:
+        return {}
+    ranks = [facts.shapes[p.arg].rank if p.arg in facts.shapes else None for p in facts.params]
+    if facts.statics or not all(type(r) is int for r in ranks):
+        return {}
+    found = {}
+    for stmt in assigns:
+        op = facts.ops[stmt]
+        if (
+            op.callee is own
+            and op.rule is None
+            and op.call_args is not None
+            and len(op.call_args) == len(ranks)
+        ):
+            found[stmt] = list(zip(op.call_args, ranks))
+    return found
+
+
+def _recursive_call(
+    facts: Facts,
+    stmt: ast.Assign,
+    multi: set[str],
+    state: dict[str, Any],
+    wide: dict[str, Any],
+    arguments: list[tuple[ast.expr, int]],
+) -> None:
+    """One round of :func:`_shapes` at ``r = f(...)``, a call of the function analyzed:
+    ``r`` has the rank found so far for what the function returns, where the arguments
+    have the ranks of its parameters; it waits while either is not known."""
+    op = facts.ops[stmt]
+    facts.op_shapes[id(stmt)] = facts.shapes[op.target] = Shape(frozenset({op.target}), None)
+    for a, rank in arguments:
+        if isinstance(a, ast.Name) and a.id in multi and a.id not in state:
+            return  # (waits)
+        if facts.shape(a).rank != rank:
+            state[op.target], wide[op.target] = _CONFLICT, None  # (another specialization)
+            return
+    returned = facts.returned.id
+    if returned not in state:
+        return
+    old = state.get(op.target, state[returned])
+    state[op.target] = state[returned] if old == state[returned] else _CONFLICT
+    wide[op.target] = None
+    facts.shapes[op.target] = _joined(op.target, state, wide)
+    facts.op_shapes[id(stmt)] = facts.shapes[op.target]
 
 
 def _both_wide(a: tuple[bool, ...] | None, b: tuple[bool, ...] | None) -> tuple[bool, ...] | None:

@@ -3,9 +3,12 @@
 In:  a user ``FunctionDef`` (plain Python AST) and a
 :class:`~srcgrad.naming.Namer`.
 Out: the same function where the only jumps left are ``if flag: break`` as
-the last statement of a loop body and one ``return`` at the very end. Every
-other statement after a possible jump runs under ``if not flag``, so a
-transform sees structured code whose every path it can replay::
+the last statement of a loop body and one ``return`` at the very end. What
+follows an ``if`` one of whose branches returns goes into its other branch;
+where every ``return`` then ends its path, each is an assignment of the
+value, with no flag. Every other statement after a possible jump runs under
+``if not flag``, so a transform sees structured code whose every path it can
+replay::
 
     for x in xs:                      broke = False
         if x > 3:                     for x in xs:
@@ -72,9 +75,10 @@ class ExitLowering:
         self.namer = namer
         self.returned: str | None = None  # the flag set by an early return
         self.value: str | None = None  # the variable holding the returned value
+        self.last = False  # every return is the last statement of its path: no flag
 
     def run(self, func: ast.FunctionDef) -> ast.FunctionDef:
-        body = func.body
+        body = _returns_last(func.body)
         final = body[-1] if body and isinstance(body[-1], ast.Return) else None
         early = _contains(body[:-1] if final else body, (ast.Return,), into_loops=True)
         early = early or (final is None and _contains(body, (ast.Return,), True))
@@ -83,7 +87,12 @@ class ExitLowering:
             return func
         new = copy.copy(func)
         prologue: list[ast.stmt] = []
-        if early:
+        if early and _returns_at_ends(body):  # no flag: every return ends its path
+            self.value = self.namer.fresh("result")
+            self.last = True
+            if not _always_returns(body):  # (a path that ends without one returns None)
+                prologue = [_none(self.value, func)]
+        elif early:
             self.returned = self.namer.fresh("returned")
             self.value = self.namer.fresh("result")
             prologue = [_set(self.returned, False, func), _none(self.value, func)]
@@ -109,7 +118,7 @@ class ExitLowering:
     def block(self, stmts: list[ast.stmt], loop: _Loop | None) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         for i, stmt in enumerate(stmts):
-            if isinstance(stmt, ast.Return) and self.returned is None:
+            if isinstance(stmt, ast.Return) and self.returned is None and not self.last:
                 out.append(stmt)  # the function's final return, kept as it is
                 continue
             out.extend(self.statement(stmt, loop))
@@ -132,8 +141,12 @@ class ExitLowering:
             return [_set(loop.skipped, True, stmt)]
         if isinstance(stmt, ast.Return):
             value = stmt.value if stmt.value is not None else ast.Constant(None)
-            assign = ast.Assign(targets=[_name(self.value, True)], value=value)
-            return [ast.copy_location(assign, stmt), _set(self.returned, True, stmt)]
+            assign = ast.copy_location(
+                ast.Assign(targets=[_name(self.value, True)], value=value), stmt
+            )
+            if self.last:
+                return [assign]
+            return [assign, _set(self.returned, True, stmt)]
         if isinstance(stmt, ast.If):
             new = copy.copy(stmt)
             new.body = self.block(stmt.body, loop) or [ast.copy_location(ast.Pass(), stmt)]
@@ -178,6 +191,57 @@ class ExitLowering:
             else:
                 after.extend(orelse)
         return [*before, new, *after]
+
+
+def _always_returns(block: list[ast.stmt]) -> bool:
+    """Whether every path through ``block`` ends in a ``return`` of its own."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and _always_returns(last.body) and _always_returns(last.orelse)
+
+
+def _returns_last(block: list[ast.stmt]) -> list[ast.stmt]:
+    """``block`` with what follows an ``if`` one of whose branches always returns moved
+    into its other branch, so that a return ends its path (loops are left as they are)::
+
+        if n == 0:                        if n == 0:
+            return 1.0          ==>           return 1.0
+        return x * f(x, n - 1)            else:
+                                              return x * f(x, n - 1)
+    """
+    out: list[ast.stmt] = []
+    for k, stmt in enumerate(block):
+        if not isinstance(stmt, ast.If):
+            out.append(stmt)
+            continue
+        new = copy.copy(stmt)
+        new.body, new.orelse = _returns_last(stmt.body), _returns_last(stmt.orelse)
+        rest = block[k + 1 :]
+        out.append(new)
+        if rest and _always_returns(new.body) and not _always_returns(new.orelse):
+            new.orelse = _returns_last(new.orelse + rest)
+            break
+        if rest and _always_returns(new.orelse) and not _always_returns(new.body):
+            new.body = _returns_last(new.body + rest)
+            break
+    return out
+
+
+def _returns_at_ends(block: list[ast.stmt]) -> bool:
+    """Whether every ``return`` in ``block`` is the last statement of a path through it
+    (none in a loop)."""
+    for stmt in block[:-1]:
+        if _contains([stmt], (ast.Return,), into_loops=True):
+            return False
+    if not block:
+        return True
+    last = block[-1]
+    if isinstance(last, ast.If):
+        return _returns_at_ends(last.body) and _returns_at_ends(last.orelse)
+    return isinstance(last, ast.Return) or not _contains([last], (ast.Return,), True)
 
 
 def _none(name: str, where: ast.AST) -> ast.Assign:

@@ -8,6 +8,7 @@ from ..analyze.facts import popped
 from ..transform.builder import is_comment
 from .dataflow import (
     Context,
+    _forget,
     _meaningful,
     _pure,
     _pushed,
@@ -88,6 +89,11 @@ class _Liveness:
         else_in = self.live_in(stmt.orelse, live, prune)
         if prune and not _meaningful(stmt.body) and not _meaningful(stmt.orelse):
             return live, False
+        if prune and not _meaningful(stmt.body) and stmt.orelse:  # `if not t:` the else
+            stmt.test = _negated(stmt.test)
+            stmt.body, stmt.orelse = stmt.orelse, []
+            _forget(stmt)
+            self.changed = True
         if prune and not stmt.body:
             stmt.body = [ast.Pass()]
         return body_in | else_in | set(reads(stmt.test)), True
@@ -116,6 +122,21 @@ class _Liveness:
         if prune and not stmt.body:
             stmt.body = [ast.Pass()]
         return loop_live, True
+
+
+_OPPOSITES = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+
+
+def _negated(test: ast.expr) -> ast.expr:
+    """``not test``: ``t`` for ``not t``, ``a != b`` for ``a == b`` (the opposites that hold
+    for every value, NaN too), else ``not test``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPPOSITES:
+        return ast.Compare(
+            left=test.left, ops=[_OPPOSITES[type(test.ops[0])]()], comparators=test.comparators
+        )
+    return ast.UnaryOp(op=ast.Not(), operand=test)
 
 
 def _drop_dead_records(body: list[ast.stmt], dead_pops: set[tuple[str, str]]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 from collections import Counter
 
 from ..astwalk import copy_tree, unparse
@@ -30,10 +31,14 @@ def inline_temporaries(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stm
     Before::                  After::
 
         t1 = x @ w                t2 = np.exp(-(x @ w))
-        t2 = np.exp(-t1)
+        t2 = np.exp(-t1)          if n == 0:
+        t3 = n == 0                   t2 = t2 * 2.0
+        if t3:
+            t2 = t2 * 2.0
 
     Only names in ``temporaries`` (made by the compiler, never the user's),
-    defined once and read in a later simple statement of the same block,
+    defined once and read in a later simple statement of the same block (or an
+    ``if``'s test),
     where no operand changes in between (is reassigned or written into, itself or
     through a name sharing its memory: ``t2 = x[::2]; x[::2] = v`` changes ``t2``) and
     the merged statement stays within ``LINE_LIMIT``.
@@ -62,8 +67,14 @@ def inline_temporaries(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stm
                 if j is None:
                     i += 1
                     continue
-                merged = copy_tree(block[j], {a: stmt.value})
-                if len(unparse(merged)) > LINE_LIMIT:
+                if isinstance(block[j], ast.If):  # its test (`if n == 0:`)
+                    merged = copy.copy(block[j])
+                    merged.test = copy_tree(block[j].test, {a: stmt.value})
+                    line = f"if {unparse(merged.test)}:"
+                else:
+                    merged = copy_tree(block[j], {a: stmt.value})
+                    line = unparse(merged)
+                if len(line) > LINE_LIMIT:
                     i += 1
                     continue
                 block[j], facts[j] = merged, _summary_of(merged, summaries)
@@ -112,7 +123,11 @@ def _inline_into(
     if not facts[i].pure:
         return None
     j = next((k for k in range(i + 1, len(block)) if a in facts[k].reads), None)
-    if j is None or not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)):
+    if j is None:
+        return None
+    if not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)) and not (
+        isinstance(block[j], ast.If) and a in own_reads(block[j])
+    ):
         return None
     operands = set(reads(stmt.value))
     between = facts[i + 1 : j]

@@ -48,7 +48,7 @@ class Callees:
         forgets, the requests end. A rank below zero (an index into a number, on a path
         that cannot run) is unknown too.
         """
-        ranks = tuple(_possible(r) for r in ranks)
+        ranks = tuple(possible(r) for r in ranks)
         family = self.specialized.setdefault((func, kind, wrt), [])
         if (func, kind, wrt, ranks, floats, statics) not in self.names and len(
             family
@@ -72,10 +72,10 @@ class Callees:
         return self.names[key]
 
 
-def _possible(rank: Any) -> Any:
+def possible(rank: Any) -> Any:
     """``rank`` (a rank, None, or a structure of them), with impossible ranks unknown."""
     if isinstance(rank, int) and not isinstance(rank, bool):
         return rank if rank >= 0 else None
     if isinstance(rank, tuple):
-        return tuple(_possible(r) for r in rank)
+        return tuple(possible(r) for r in rank)
     return rank

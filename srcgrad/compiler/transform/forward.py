@@ -31,7 +31,7 @@ from ..analyze.facts import TREE, Facts, is_function_value, makes_sequence
 from ..analyze.in_place import in_place_checks
 from ..astwalk import copy_tree, nodes
 from ..normalize.lower import Normalized
-from .builder import Builder, add, assign, name
+from .builder import Builder, add, assign, comment, name
 
 
 def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) -> ast.FunctionDef:
@@ -45,7 +45,7 @@ def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) ->
         for p in params
         if p in facts.active and p not in wrt
     ]
-    body += _block(norm.tree.body[:-1], facts, builder)
+    body += _block(norm.tree.body[:-1], facts, builder, _Origins(norm))
     out = facts.returned
     if isinstance(out, ast.Name) and out.id in facts.active:
         out_dot: ast.expr = name(builder.tangent(out.id))
@@ -83,9 +83,34 @@ def _may_be_sequence(v: str, facts: Facts) -> bool:
     )
 
 
-def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.stmt]:
+class _Origins:
+    """``# grad of: <the user's line>`` before the first statement of each user line
+    that has a tangent (in each block: a branch or a loop's body names its own)."""
+
+    def __init__(self, norm: Normalized) -> None:
+        self.norm = norm
+        self.last: ast.stmt | None = None
+
+    def fresh(self) -> _Origins:
+        """These, for a new block: its first line gets its comment."""
+        self.last = None
+        return self
+
+    def note(self, stmt: ast.stmt, out: list[ast.stmt]) -> None:
+        origin = self.norm.origin.get(stmt)
+        if origin is not None and origin is not self.last:
+            out.append(comment(f"grad of: {self.norm.origin_text(stmt)}"))
+            self.last = origin
+
+
+def _block(
+    stmts: list[ast.stmt], facts: Facts, builder: Builder, origins: _Origins
+) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for stmt in stmts:
+        op = facts.ops.get(stmt)
+        if op is not None and op.target in facts.active:
+            origins.note(stmt, out)
         if isinstance(stmt, ast.Expr) and stmt in facts.ops:  # xs.append(v)
             out.append(copy_tree(stmt))
             op = facts.ops[stmt]
@@ -117,12 +142,14 @@ def _block(stmts: list[ast.stmt], facts: Facts, builder: Builder) -> list[ast.st
                 out.append(_tangent(stmt, facts, builder))
         elif isinstance(stmt, ast.If):
             new = copy.copy(stmt)
-            new.body = _block(stmt.body, facts, builder) or [ast.Pass()]
-            new.orelse = _block(stmt.orelse, facts, builder)
+            new.body = _block(stmt.body, facts, builder, origins.fresh()) or [ast.Pass()]
+            new.orelse = _block(stmt.orelse, facts, builder, origins.fresh())
+            origins.fresh()
             out.append(new)
         elif isinstance(stmt, (ast.For, ast.While)):
             new = copy.copy(stmt)
-            new.body = _block(stmt.body, facts, builder)
+            new.body = _block(stmt.body, facts, builder, origins.fresh())
+            origins.fresh()
             out.append(new)
         else:
             out.append(copy_tree(stmt))

@@ -20,6 +20,7 @@ from ..builder import Builder, add, assign, comment, marker, name
 from .calls import CallAdjoints
 from .increments import find_increments
 from .owned import owned_loops, owned_reads
+from .recompute import recomputed
 from .shapes import AdjointShapes
 from .tape_plan import TapePlanner, uses
 from .trial import TrialSweep, flatten
@@ -443,6 +444,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         if kind in ("grad", "value_and_grad") and out_active:
             body.append(assign(seed_name, ast.Constant(1.0)))
         adjoint, _ = self._adjoint(self.core, top, 0)
+        if kind == "split":  # (what the record need not hold)
+            adjoint = recomputed(adjoint, norm, facts)
         body.extend(adjoint)
         if self.tape:
             body.insert(0, assign(self.tape, ast.List(elts=[], ctx=ast.Load())))

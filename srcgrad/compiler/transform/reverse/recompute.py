@@ -1,0 +1,113 @@
+"""What the adjoint of a callee (``f_bwd``) computes again instead of reading from the
+record its augmented primal returns: scalar tests and arithmetic on parameters that
+no line reassigns (``t1 = n == 0``, ``t2 = n - 1``), on their shapes
+(``half = x.shape[0] // 2``) and views of them (``x[:half]``), which the adjoint is
+given too::
+
+    if t1:                                if n == 0:
+        ...                     ==>           ...
+    r_bar = f_bwd(x, t2, r_rec, g)        r_bar = f_bwd(x, n - 1, r_rec, g)
+
+so the record holds only what cannot be had again as cheaply (the recursive call's
+value and record). Only operations that cannot fail on numbers are taken (comparisons,
+``+``, ``-``, ``*``, ``not``, negation, ``//`` and ``%`` by a constant other than 0,
+an array's ``shape``, ``ndim`` or ``size`` and a constant item of it, a view by
+numbers and slices), of rank-0 parameters, constants and other such values; each is
+read where the adjoint reads the name, on the path where the primal computed it, and
+computes the same value there: its operands are never reassigned.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ...analyze.facts import Facts
+from ...astwalk import copy_tree
+from ...normalize.lower import Normalized
+
+_CHEAP = (ast.Add, ast.Sub, ast.Mult, ast.Not, ast.USub, ast.UAdd)
+_SHAPES = ("shape", "ndim", "size")
+_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def recomputed(adjoint: list[ast.stmt], norm: Normalized, facts: Facts) -> list[ast.stmt]:
+    """``adjoint`` (the statements of a callee's adjoint sweep) reading, in place of each
+    value :func:`recomputable` finds, the expression that computes it."""
+    values = recomputable(norm, facts)
+    if not values:
+        return adjoint
+    return copy_tree(adjoint, values)
+
+
+def recomputable(norm: Normalized, facts: Facts) -> dict[str, ast.expr]:
+    """The names given, once and outside loops, a cheap operation of constants,
+    parameters no line reassigns and names found before (not active, but for views of a
+    parameter): each with the expression that computes it from those parameters."""
+    params = {a.arg for a in norm.tree.args.args}
+    found: dict[str, ast.expr] = {}
+
+    def given(a: ast.expr) -> bool:  # a parameter no line reassigns, not a list
+        return (
+            isinstance(a, ast.Name)
+            and a.id in params
+            and not facts.definitions.get(a.id)
+            and a.id not in facts.sequences
+            and a.id not in facts.maybe_sequences
+        )
+
+    def operand(a: ast.expr) -> bool:
+        if isinstance(a, ast.Constant):
+            return type(a.value) in (int, float, bool)
+        if isinstance(a, ast.Name) and a.id in found:
+            return True
+        return given(a) and facts.shape(a).rank == 0
+
+    def cheap(value: ast.expr) -> bool:
+        if isinstance(value, ast.Compare):
+            return (
+                len(value.ops) == 1
+                and isinstance(value.ops[0], _COMPARISONS)
+                and operand(value.left)
+                and operand(value.comparators[0])
+            )
+        if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.FloorDiv, ast.Mod)):
+            divisor = value.right  # (by a constant that is not zero: it cannot fail)
+            nonzero = isinstance(divisor, ast.Constant) and type(divisor.value) is int
+            return nonzero and divisor.value != 0 and operand(value.left)
+        if isinstance(value, ast.BinOp):
+            return isinstance(value.op, _CHEAP) and operand(value.left) and operand(value.right)
+        if isinstance(value, ast.UnaryOp):
+            return isinstance(value.op, _CHEAP) and operand(value.operand)
+        if isinstance(value, ast.Attribute):  # an array parameter's shape
+            return value.attr in _SHAPES and given(value.value)
+        if isinstance(value, ast.Subscript) and given(value.value):  # a view (x[:half])
+            parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+            return all(bound(p) for p in parts)
+        if isinstance(value, ast.Subscript):  # an item of a shape (x.shape[0])
+            index = value.slice
+            return (
+                isinstance(index, ast.Constant)
+                and type(index.value) is int
+                and (cheap(value.value) or operand(value.value))
+            )
+        return False
+
+    def bound(part: ast.expr) -> bool:  # an index of a view: numbers, `:`, `a:b`
+        if isinstance(part, ast.Slice):
+            return all(b is None or operand(b) for b in (part.lower, part.upper, part.step))
+        return (
+            operand(part)
+            and not isinstance(part, ast.Constant)
+            or (isinstance(part, ast.Constant) and type(part.value) is int)
+        )
+
+    for v, defs in facts.definitions.items():  # (in program order)
+        if len(defs) != 1 or defs[0][1] != 0 or v in params or v in facts.sequences:
+            continue
+        stmt = defs[0][0]
+        if not (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        view = isinstance(stmt.value, ast.Subscript) and given(stmt.value.value)
+        if (view or v not in facts.active) and cheap(stmt.value):
+            found[v] = copy_tree(stmt.value, found)
+    return found
