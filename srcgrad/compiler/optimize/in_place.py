@@ -144,7 +144,7 @@ class _InPlace:
         if call is not None and v in self.indexable:
             where: ast.expr = ast.Subscript(
                 value=ast.Name(id=v, ctx=ast.Load()),
-                slice=_as_index(call.args[2]),
+                slice=as_index(call.args[2]),
                 ctx=ast.Store(),
             )
             e = call.args[0]
@@ -153,10 +153,10 @@ class _InPlace:
         return ast.copy_location(ast.AugAssign(target=where, op=ast.Add(), value=e), s)
 
 
-def _as_index(value: ast.expr) -> ast.expr:
+def as_index(value: ast.expr) -> ast.expr:
     """An index value as subscript syntax: ``slice(1, None)`` becomes ``1:``."""
     if isinstance(value, ast.Tuple):
-        return ast.Tuple(elts=[_as_index(e) for e in value.elts], ctx=ast.Load())
+        return ast.Tuple(elts=[as_index(e) for e in value.elts], ctx=ast.Load())
     if (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)

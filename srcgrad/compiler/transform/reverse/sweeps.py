@@ -15,7 +15,6 @@ from ...analyze.facts import Facts, assigned_name, is_setitem
 from ...analyze.in_place import in_place_checks
 from ...astwalk import copy_tree, nodes
 from ...normalize.lower import Normalized
-from ...optimize.in_place import _as_index
 from ..builder import Builder, add, assign, comment, marker, name
 from .calls import CallAdjoints
 from .increments import find_increments
@@ -387,22 +386,6 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                 out.append(self._add_into_item(atom.id, contribution))
             else:
                 out.append(self._accumulate(atom.id, contribution))
-
-    def _add_into_item(self, y: str, contribution: ast.expr) -> ast.stmt:
-        """``y_bar[i] += g`` for the contribution ``index_adjoint(g, y, i)`` (a basic
-        index names each element once); else ``y_bar = y_bar + contribution``."""
-        c = contribution
-        if not (
-            isinstance(c, ast.Call)
-            and isinstance(c.func, ast.Name)
-            and c.func.id == self.builder.helpers["index_adjoint"]
-            and len(c.args) == 3
-        ):
-            return self._accumulate(y, contribution)
-        item = ast.Subscript(
-            value=name(self.builder.adjoint(y)), slice=_as_index(c.args[2]), ctx=ast.Store()
-        )
-        return ast.AugAssign(target=item, op=ast.Add(), value=c.args[0])
 
     def _unbroadcast(self, contribution: ast.expr, u: str, stmt: ast.Assign) -> ast.expr:
         """``contribution`` summed to the shape of ``u`` (an operand of the elementwise

@@ -7,6 +7,7 @@ import ast
 
 from ...analyze.indices import may_repeat, names_one_element
 from ...astwalk import copy_tree
+from ...optimize.in_place import as_index
 from ..builder import add, assign, name
 from .increments import Increment
 
@@ -90,6 +91,22 @@ class WriteAdjoints:
         if not self.facts.fills(v, increment.total):
             part = self._unbroadcast(part, v.id, stmt)  # (read where this adjoint runs)
         out.append(self._accumulate(v.id, part))
+
+    def _add_into_item(self, y: str, contribution: ast.expr) -> ast.stmt:
+        """``y_bar[i] += g`` for the contribution ``index_adjoint(g, y, i)`` (a basic
+        index names each element once); else ``y_bar = y_bar + contribution``."""
+        c = contribution
+        if not (
+            isinstance(c, ast.Call)
+            and isinstance(c.func, ast.Name)
+            and c.func.id == self.builder.helpers["index_adjoint"]
+            and len(c.args) == 3
+        ):
+            return self._accumulate(y, contribution)
+        item = ast.Subscript(
+            value=name(self.builder.adjoint(y)), slice=as_index(c.args[2]), ctx=ast.Store()
+        )
+        return ast.AugAssign(target=item, op=ast.Add(), value=c.args[0])
 
     def _item_part(self, y: str, index: ast.expr, owned: bool) -> ast.expr:
         """``y_bar[index]``; copied where a reversed loop owns ``y_bar`` (:mod:`.owned`)
