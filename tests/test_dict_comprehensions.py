@@ -109,7 +109,8 @@ def test_the_generated_code_reads_a_variable_per_key():
     source = derivative.source
     assert "scaled_w = params['w'] * 2" in source, source
     assert "scaled_b_dot = params_dot['b'] * 2" in source, source
-    assert "for " not in source.split("def jvp_over_a_dict_argument")[1], source
+    code = source.split("def jvp_over_a_dict_argument")[1].splitlines()
+    assert not any("for " in line for line in code if not line.strip().startswith("#")), source
     derivative = srcgrad.jvp(membership_in_a_set_of_constants)
     derivative(X, X)
     assert "in (1, 2)" in derivative.source and "chosen = (0, 1)" in derivative.source

@@ -89,7 +89,7 @@ class _Origins:
 
     def __init__(self, norm: Normalized) -> None:
         self.norm = norm
-        self.last: ast.stmt | None = None
+        self.last: tuple[int | None, str] | None = None
 
     def fresh(self) -> _Origins:
         """These, for a new block: its first line gets its comment."""
@@ -98,9 +98,13 @@ class _Origins:
 
     def note(self, stmt: ast.stmt, out: list[ast.stmt]) -> None:
         origin = self.norm.origin.get(stmt)
-        if origin is not None and origin is not self.last:
-            out.append(comment(f"grad of: {self.norm.origin_text(stmt)}"))
-            self.last = origin
+        if origin is None:
+            return
+        text = self.norm.origin_text(stmt)
+        line = (getattr(origin, "lineno", None), text)  # (a line lowered in parts: once)
+        if line != self.last:
+            out.append(comment(f"grad of: {text}"))
+            self.last = line
 
 
 def _block(
