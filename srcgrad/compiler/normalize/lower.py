@@ -281,7 +281,7 @@ class _Normalizer(_Statements):
         body = lower_frozen(body, self.env, local, set(self.parsed.params), self.namer)
         body = self.expand(lower_containers(body, self.env, local), local)
         body = lower_comprehensions(body, self.namer, self.env)
-        inlined = inline_nested(body, self.namer, self.env, local, self.fail)
+        inlined = inline_nested(body, self.namer, self.env, local, self.fail, self.parsed)
         if inlined is not body:  # (the nested functions' own containers and comprehensions)
             inlined = self.expand(lower_containers(inlined, self.env, local), local)
             body = lower_comprehensions(inlined, self.namer, self.env)

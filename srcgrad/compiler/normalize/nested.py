@@ -37,8 +37,10 @@ from typing import Any
 
 from ...errors import UnsupportedSyntaxError
 from ..astwalk import copy_tree, nodes
+from ..parse import ParsedFunction
 from ..transform.naming import Namer
 from .expressions import _static_value
+from .factories import FactoryCall, factory_of
 
 Fail = Callable[[ast.AST, str], UnsupportedSyntaxError]
 
@@ -92,15 +94,31 @@ class _Nested:
 
 
 def inline_nested(
-    body: list[ast.stmt], namer: Namer, env: dict[str, Any], local: set[str], fail: Fail
+    body: list[ast.stmt],
+    namer: Namer,
+    env: dict[str, Any],
+    local: set[str],
+    fail: Fail,
+    parsed: ParsedFunction | None = None,
 ) -> list[ast.stmt]:
-    """``body`` with its nested functions written out where they are called, and its
-    partials called as the functions they bind (see the module's docstring); the user's
-    statements are left as they are. ``env``: the free names resolved; ``local``: the
-    function's own names."""
+    """``body`` with its nested functions written out where they are called, its
+    partials called as the functions they bind, and the closures its factories make
+    written out as nested functions (``normalize.factories``; see the module's
+    docstring); the user's statements are left as they are. ``env``: the free names
+    resolved; ``local``: the function's own names; ``parsed``: the function, which notes
+    the factories written out (their code is checked with its own)."""
     inliner = _Inliner(namer, env, local, fail)
+    inliner.parsed = parsed
+    inliner.called = {
+        n.func.id
+        for s in body
+        for n in nodes(s)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in local
+    }
     if not any(
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or inliner.partial(n)
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        or inliner.partial(n)
+        or inliner.factory(n) is not None
         for s in body
         for n in nodes(s)
     ):
@@ -123,6 +141,8 @@ class _Inliner:
         self.assigned: set[str] = set()  # the names the function assigns
         self.nested: dict[str, _Nested | _Partial] = {}
         self.calling: list[str] = []  # the nested functions being written out
+        self.parsed: ParsedFunction | None = None
+        self.called: set[str] = set()  # the function's variables it calls
 
     def block(self, stmts: list[ast.stmt], top: bool = False) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -151,10 +171,26 @@ class _Inliner:
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
-            and (isinstance(stmt.value, ast.Lambda) or self.partial(stmt.value))
+            and (
+                isinstance(stmt.value, ast.Lambda)
+                or self.partial(stmt.value)
+                or self.factory(stmt) is not None
+            )
         ):
             return stmt.targets[0].id
         return None
+
+    def factory(self, node: ast.AST) -> Any:
+        """The factory ``node`` calls, where it is ``name = factory(...)`` and the
+        function calls ``name`` (``normalize.factories``); None otherwise."""
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in self.called
+        ):
+            return None
+        return factory_of(node.value, self.env, self.local)
 
     def partial(self, node: ast.AST) -> bool:
         """Whether ``node`` calls ``functools.partial`` (by a name the function does not
@@ -178,8 +214,11 @@ class _Inliner:
                 stmt,
                 f"`{name}` is defined twice in the function; give the second one another name.",
             )
-        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+        if isinstance(stmt, ast.Assign) and self.partial(stmt.value):
+            assert isinstance(stmt.value, ast.Call)
             return self.define_partial(stmt, name, stmt.value)
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            return self.define_factory(stmt, name)
         if isinstance(stmt, ast.AsyncFunctionDef):
             raise self.fail(stmt, "srcgrad differentiates synchronous functions; use `def`.")
         if isinstance(stmt, ast.FunctionDef):
@@ -248,6 +287,26 @@ class _Inliner:
                     "srcgrad does not follow; return the new value and assign it instead.",
                 )
         return body, result
+
+    def define_factory(self, stmt: ast.Assign, name: str) -> list[ast.stmt]:
+        """``name = factory(args)``: what the call of the factory runs, its closure
+        defined as the nested function ``name`` (``normalize.factories``)."""
+        filename = self.parsed.locator.filename if self.parsed is not None else ""
+        made = FactoryCall(
+            stmt,
+            name,
+            self.factory(stmt),
+            self.namer,
+            self.env,
+            self.local,
+            self.fail,
+            filename,
+        )
+        stmts = made.statements(self.assigned)
+        if self.parsed is not None:
+            self.parsed.factories.append(made.parsed)
+            self.parsed.borrowed |= made.borrowed
+        return self.block(stmts, top=True)
 
     def define_partial(self, stmt: ast.stmt, name: str, call: ast.Call) -> list[ast.stmt]:
         """``name = functools.partial(func, *args, **keywords)``: each argument that is not
