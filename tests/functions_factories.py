@@ -165,3 +165,82 @@ def factory_in_a_loop(x):
         g = scaled(k + 1.0)
         total = total + np.sum(g(x))
     return total
+
+
+# -- tables of functions (issue 18, leftover item 2) ------------------------------------
+
+
+def cube(v):
+    return v * v * v
+
+
+def loop_over_a_display(x):
+    total = 0.0
+    for f in (np.sin, np.cos, cube):
+        total = total + np.sum(f(x))
+    return total
+
+
+def tuple_by_constant_index(x):
+    fs = (np.tanh, cube, np.exp)
+    return np.sum(fs[0](x) * fs[-1](x)) + np.sum(fs[1](x))
+
+
+def dict_by_constant_key(x):
+    activations = {"tanh": np.tanh, "cube": cube}
+    return np.sum(activations["tanh"](x) + activations["cube"](x))
+
+
+def loop_over_dict_items(x, w):
+    fs = {"sin": np.sin, "cube": cube}
+    total = 0.0
+    for name, f in fs.items():
+        weight = w[0] if name == "sin" else w[1]
+        total = total + weight * np.sum(f(x))
+    return total
+
+
+def lambdas_and_closures_in_a_list(x):
+    fs = [lambda y: y * 2.0, lambda y: np.sin(y) ** 2, scaled(x[0])]
+    return sum(np.sum(f(x)) for f in fs)
+
+
+def nested_defs_in_a_table(x, w):
+    def layer(h):
+        return np.tanh(w * h)
+
+    def square(h):
+        return h * h
+
+    fs = [layer, square, layer]
+    h = x
+    for f in fs:
+        h = f(h)
+    return np.sum(h)
+
+
+def functions_passed_through_a_table(theta, y0):
+    steppers = (make_euler(0.1), make_rk4(rhs, 0.1))
+    return np.sum(steppers[0](y0, theta) * steppers[1](y0, theta))
+
+
+def loop_with_a_break(x):
+    total = 0.0
+    for f in (np.sin, np.cos):
+        total = total + np.sum(f(x))
+        if total > 10.0:
+            break
+    return total
+
+
+def table_changed(x):
+    fs = [np.sin, np.cos]
+    fs[0] = np.tanh
+    return np.sum(fs[0](x))
+
+
+def loop_variable_read_after(x):
+    total = 0.0
+    for f in (np.sin, np.cos):
+        total = total + np.sum(f(x))
+    return total + np.sum(f(x))

@@ -154,3 +154,60 @@ def test_a_new_code_of_the_factory_makes_the_code_again(monkeypatch):
 def test_what_is_refused(f, args, match, mode):
     with pytest.raises(srcgrad.UnsupportedSyntaxError, match=match):
         srcgrad.grad(f, mode=mode)(*args)
+
+
+# -- issue 18, leftover item 2: tuples, lists and dicts of functions ---------------------
+
+TABLES = [
+    (ff.loop_over_a_display, (X,)),
+    (ff.tuple_by_constant_index, (X,)),
+    (ff.dict_by_constant_key, (X,)),
+    (ff.loop_over_dict_items, (X, THETA)),
+    (ff.lambdas_and_closures_in_a_list, (X,)),
+    (ff.nested_defs_in_a_table, (X, X[::-1].copy())),
+    (ff.functions_passed_through_a_table, (THETA, Y0)),
+]
+
+
+@pytest.mark.parametrize("f, args", TABLES, ids=lambda v: getattr(v, "__name__", ""))
+def test_tables_of_functions_differentiate_as_autograd_does(f, args):
+    twin = autograd_twin(f)
+    for wrt in range(len(args)):
+        expected = autograd.grad(twin, wrt)(*args)
+        for mode in MODES:
+            got = srcgrad.grad(f, wrt=wrt, mode=mode)(*args)
+            np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-14)
+    hessian = autograd.hessian(twin)(*args)
+    np.testing.assert_allclose(srcgrad.hessian(f)(*args), hessian, rtol=1e-9, atol=1e-12)
+    check_grads(f, args, wrt=tuple(range(len(args))), order=2)
+
+
+def test_a_loop_over_functions_is_written_out_once_per_function():
+    derivative = srcgrad.jvp(ff.loop_over_a_display)
+    derivative(X, X)
+    source = derivative.source
+    assert "for " not in source, source
+    assert "np.sin(x)" in source and "np.cos(x)" in source and "jvp_cube(x, x_dot)" in source
+    derivative = srcgrad.grad(ff.dict_by_constant_key)
+    derivative(X)
+    code = [s for s in derivative.source.splitlines() if not s.strip().startswith("#")]
+    assert not any("activations" in line for line in code), derivative.source
+    assert any("np.cosh(x)" in line for line in code), derivative.source
+
+
+@pytest.mark.parametrize(
+    "f, match",
+    [
+        (ff.loop_with_a_break, HERE + r".*for f in \(np.sin, np.cos\):\n.*`break`, `continue`"),
+        (ff.table_changed, HERE + r".*fs\[0\]\(x\)\)\n.*never changed or passed on"),
+        (
+            ff.loop_variable_read_after,
+            HERE + r".*for f in \(np.sin, np.cos\):\n.*`f` is read after",
+        ),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+@pytest.mark.parametrize("mode", MODES)
+def test_tables_that_are_refused(f, match, mode):
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match=match):
+        srcgrad.grad(f, mode=mode)(X)

@@ -328,10 +328,12 @@ class _Expressions(CallArguments, IndexConcatenation):
         elif isinstance(func, ast.Subscript):
             raise self.fail(
                 node,
-                "srcgrad calls a function taken out of a tuple, list or dict only by a "
-                f'constant index or key (`fs[0](x)`, `fs["a"](x)`); `{ast.unparse(func)}` '
-                "is not one of those. Call each function by its name (under an `if` that "
-                "chooses), or loop over the functions themselves (`for f in fs:`).",
+                "srcgrad calls a function taken out of a tuple, list or dict by a constant "
+                'index or key (`fs[0](x)`, `fs["a"](x)`) of a display bound once, at the '
+                "top level of the function, and never changed or passed on; "
+                f"`{ast.unparse(func)}` is not one of those. Call each function by its name "
+                "(under an `if` that chooses), or loop over the functions themselves "
+                "(`for f in fs:`).",
             )
         else:
             raise self.fail(

@@ -76,6 +76,7 @@ from .dicts import lower_dicts
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
 from .frozen import lower_frozen
+from .function_tables import lower_function_tables
 from .iteration import _where
 from .keywords import with_keywords
 from .nested import inline_nested
@@ -281,6 +282,7 @@ class _Normalizer(_Statements):
         body = lower_frozen(body, self.env, local, set(self.parsed.params), self.namer)
         body = self.expand(lower_containers(body, self.env, local), local)
         body = lower_comprehensions(body, self.namer, self.env)
+        body = lower_function_tables(body, self.namer, self.env, local, self.fail)
         inlined = inline_nested(body, self.namer, self.env, local, self.fail, self.parsed)
         if inlined is not body:  # (the nested functions' own containers and comprehensions)
             inlined = self.expand(lower_containers(inlined, self.env, local), local)
