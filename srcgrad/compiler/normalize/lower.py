@@ -239,13 +239,13 @@ class _Normalizer(_Statements):
     def run(self) -> Normalized:
         tree = self.parsed.tree
         args = tree.args
-        if args.kwarg or (args.vararg and self.entry):
+        if (args.kwarg and not self.entry) or (args.vararg and self.entry):
             raise self.fail(
                 tree,
                 "srcgrad differentiates functions with named parameters (positional, "
-                "keyword-only, positional-only); neither **kwargs nor *args in the "
-                "function differentiated (a function it calls may have both): name the "
-                "parameters, or pass a dict of them in as one argument.",
+                "keyword-only, positional-only) and **kwargs; not *args in the "
+                "function differentiated (a function it calls may have it): name the "
+                "parameters, or pass a tuple of them in as one argument.",
             )
         returned = self.lower_body(tree)
         ret = ast.Return(value=returned)
@@ -430,7 +430,9 @@ def _with_body(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionDef:
 
 
 def _core_function(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionDef:
-    """The core function: ``tree``'s name and positional parameters, with ``body``."""
+    """The core function: ``tree``'s name and positional parameters, with ``body`` (an
+    entry point's ``**kwargs`` is a parameter of its own, last: the dict a call's
+    keywords make, which the derivative passes it)."""
     args = tree.args
     new = ast.FunctionDef(
         name=tree.name,
@@ -443,13 +445,14 @@ def _core_function(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionD
                     *args.args,
                     *([args.vararg] if args.vararg else []),
                     *args.kwonlyargs,
+                    *([args.kwarg] if args.kwarg else []),  # (the dict of the keywords)
                 )
             ],
             vararg=None,
             kwonlyargs=[],
             kw_defaults=[],
             kwarg=None,
-            defaults=[] if args.kwonlyargs or args.vararg else list(args.defaults),
+            defaults=[] if args.kwonlyargs or args.vararg or args.kwarg else list(args.defaults),
         ),
         body=body,
         decorator_list=[],

@@ -98,7 +98,8 @@ class ParsedFunction:
     def params(self) -> list[str]:
         args = self.tree.args  # (in the signature's order: *args, then keyword-only ones)
         star = [args.vararg] if args.vararg else []
-        return [a.arg for a in (*args.posonlyargs, *args.args, *star, *args.kwonlyargs)]
+        keywords = [args.kwarg] if args.kwarg else []  # (refused but in the entry point)
+        return [a.arg for a in (*args.posonlyargs, *args.args, *star, *args.kwonlyargs, *keywords)]
 
 
 #: what ``env`` holds for a function held weakly (or freed): never any name's object
