@@ -311,8 +311,9 @@ def _complex_place(
     if op.call_args is not None:
         return (
             f"{start} through numpy's operations, not yet through a call to a function of "
-            "yours; write the function's statements here, or keep the values it gets real "
-            "(pass np.real(z) and np.imag(z))."
+            "yours; write the function's statements here (or define the function inside "
+            "this one, a nested `def`, which srcgrad writes out where it is called), or "
+            "keep the values it gets real (pass np.real(z) and np.imag(z))."
         )
     if op.stmt in norm.updates:
         into = norm.updates[op.stmt]
