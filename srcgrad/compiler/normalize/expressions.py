@@ -64,8 +64,10 @@ class _Expressions(CallArguments, IndexConcatenation):
         dicts: dict[tuple[int, int, int, int], tuple] | None = None,
         entry: bool = False,
         fields: dict[tuple[int, int, int, int], int | str] | None = None,
+        written_out: frozenset = frozenset(),
     ) -> None:
         self.parsed = parsed
+        self.written_out = written_out  # see Normalized.written_out
         self.entry = entry  # see Normalized.entry
         self.copied: dict[str, ast.stmt] = {}  # see Normalized.copied
         self.env = parsed.env

@@ -150,6 +150,25 @@ class FactoryCall:
         out.append(self.located(defined))
         return out
 
+    def as_nested(self) -> ast.FunctionDef:
+        """The function itself (not a factory: a function of the user's written out where
+        it is called, ``Normalized.written_out``), as a nested ``def`` named ``name``
+        reading its module's names (renamed where the function binds them otherwise)."""
+        tree = copy_tree(self.parsed.tree)
+        if tree.decorator_list:
+            raise self.fail(
+                self.call,
+                f"srcgrad writes out `{self.label}` where it is called here (it is given "
+                "complex numbers), which it cannot do for a decorated function: write its "
+                "statements here instead.",
+            )
+        own = _own_names(tree) | {tree.name}
+        renames = self.free_names([], tree, own)
+        renames[tree.name] = self.name  # (a call of itself: refused as recursion)
+        tree.name = self.name
+        tree.body = [_replaced(s, renames, {}) for s in tree.body]
+        return self.located(tree)
+
     def closure(self, body: list[ast.stmt]) -> tuple[ast.FunctionDef | ast.Lambda, list]:
         """The closure the factory returns, and the assignments before it."""
         if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:

@@ -123,6 +123,10 @@ class Normalized:
     #: the error for a comprehension over a parameter whose keys are not known, for the
     #: driver to raise where the arguments do not show them either
     waiting: UnsupportedSyntaxError | None = None
+    #: the calls of functions of the user's written out where they stand, as nested
+    #: functions are (the analysis asks for those given complex numbers): the place of
+    #: the user's statement, and the function
+    written_out: frozenset[tuple[tuple[int, int, int, int], Any]] = frozenset()
 
     #: ``p.w`` read off a name (the name as lowered, and ``w``), where the user wrote it
     attributes: dict[tuple[int, int, int, int], tuple[str, str, bool]] = dataclasses.field(
@@ -141,7 +145,21 @@ class Normalized:
         ``dicts`` names running over those dicts' keys, and the attribute reads at the
         places ``fields`` names read as items (the analysis finds which values are dicts,
         namedtuples and dataclasses; see ``driver``)."""
-        norm = _Normalizer(self.parsed, dicts, entry=self.entry, fields=fields).run()
+        norm = _Normalizer(
+            self.parsed, dicts, entry=self.entry, fields=fields, written_out=self.written_out
+        ).run()
+        for keep, drop in self.splits:
+            norm.split_aux(keep, drop)
+        return norm
+
+    def with_written_out(
+        self, calls: frozenset[tuple[tuple[int, int, int, int], Any]]
+    ) -> Normalized:
+        """The function lowered again, with the calls ``calls`` names written out (see
+        ``written_out``)."""
+        norm = _Normalizer(
+            self.parsed, self.dicts, entry=self.entry, fields=self.fields, written_out=calls
+        ).run()
         for keep, drop in self.splits:
             norm.split_aux(keep, drop)
         return norm
@@ -269,6 +287,7 @@ class _Normalizer(_Statements):
             errstate=self.errstate,
             keyed=self.keyed,
             waiting=self.waiting,
+            written_out=self.written_out,
         )
 
     def lower_body(self, tree: ast.FunctionDef) -> ast.expr:
@@ -283,7 +302,9 @@ class _Normalizer(_Statements):
         body = self.expand(lower_containers(body, self.env, local), local)
         body = lower_comprehensions(body, self.namer, self.env)
         body = lower_function_tables(body, self.namer, self.env, local, self.fail)
-        inlined = inline_nested(body, self.namer, self.env, local, self.fail, self.parsed)
+        inlined = inline_nested(
+            body, self.namer, self.env, local, self.fail, self.parsed, self.written_out
+        )
         if inlined is not body:  # (the nested functions' own containers and comprehensions)
             inlined = self.expand(lower_containers(inlined, self.env, local), local)
             body = lower_comprehensions(inlined, self.namer, self.env)

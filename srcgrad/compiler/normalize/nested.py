@@ -60,6 +60,13 @@ _AS_A_VALUE = (
     "Call it here, or define it at module level (a function passed as an argument works)."
 )
 
+_COMPLEX_HELPER = (
+    "`{name}` is given complex numbers here, which srcgrad differentiates by writing its "
+    "statements out where it is called, as a nested function's; it cannot here: {reason} "
+    "Write its statements here instead, or keep the values it gets real (pass np.real(z) "
+    "and np.imag(z))."
+)
+
 _PARTIAL_AS_A_VALUE = (
     "`{name}` is a functools.partial made in the function, which srcgrad calls as the "
     "function it binds where it is called (`{name}(...)`); here it is used as a value "
@@ -100,22 +107,26 @@ def inline_nested(
     local: set[str],
     fail: Fail,
     parsed: ParsedFunction | None = None,
+    written_out: frozenset = frozenset(),
 ) -> list[ast.stmt]:
     """``body`` with its nested functions written out where they are called, its
     partials called as the functions they bind, and the closures its factories make
     written out as nested functions (``normalize.factories``; see the module's
     docstring); the user's statements are left as they are. ``env``: the free names
     resolved; ``local``: the function's own names; ``parsed``: the function, which notes
-    the factories written out (their code is checked with its own)."""
+    the factories written out (their code is checked with its own); ``written_out``: the
+    calls of module functions to write out as nested functions too (see
+    ``Normalized.written_out``)."""
     inliner = _Inliner(namer, env, local, fail)
     inliner.parsed = parsed
+    inliner.written_out = written_out
     inliner.called = {
         n.func.id
         for s in body
         for n in nodes(s)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in local
     }
-    if not any(
+    if not written_out and not any(
         isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
         or inliner.partial(n)
         or inliner.factory(n) is not None
@@ -143,6 +154,9 @@ class _Inliner:
         self.calling: list[str] = []  # the nested functions being written out
         self.parsed: ParsedFunction | None = None
         self.called: set[str] = set()  # the function's variables it calls
+        self.written_out: frozenset = frozenset()  # see inline_nested
+        self.where: tuple[int, int, int, int] | None = None  # the statement lowered
+        self.helpers: dict[Any, str] = {}  # module functions written out: their names
 
     def block(self, stmts: list[ast.stmt], top: bool = False) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -303,10 +317,44 @@ class _Inliner:
             filename,
         )
         stmts = made.statements(self.assigned)
-        if self.parsed is not None:
-            self.parsed.factories.append(made.parsed)
-            self.parsed.borrowed |= made.borrowed
+        self.note(made)
         return self.block(stmts, top=True)
+
+    def write_out(self, node: ast.Call) -> bool:
+        """Where ``node`` calls a module function ``written_out`` names at this statement,
+        define it as a nested function and call that (``node`` renamed); whether so."""
+        assert isinstance(node.func, ast.Name)
+        if node.func.id in self.local:
+            return False
+        func = _static_value(node.func, self.env)
+        if (self.where, func) not in self.written_out:
+            return False
+        if func not in self.helpers:
+            name = self.namer.fresh(node.func.id)
+            at = ast.copy_location(
+                ast.Assign(
+                    targets=[ast.Name(id=name, ctx=ast.Store())],
+                    value=ast.Call(func=node.func, args=[], keywords=[]),
+                ),
+                node,
+            )
+            filename = self.parsed.locator.filename if self.parsed is not None else ""
+            made = FactoryCall(
+                at, name, func, self.namer, self.env, self.local, self.fail, filename
+            )
+            self.helpers[func] = name  # (before: a refusal below names the function)
+            self.define(made.as_nested(), name)
+            self.note(made)
+        node.func = ast.Name(id=self.helpers[func], ctx=ast.Load())
+        return True
+
+    def note(self, made: FactoryCall) -> None:
+        """Check ``made``'s function with this one (its code, its free names)."""
+        if self.parsed is None:
+            return
+        if all(f.code is not made.parsed.code for f in self.parsed.factories):
+            self.parsed.factories.append(made.parsed)
+        self.parsed.borrowed |= made.borrowed
 
     def define_partial(self, stmt: ast.stmt, name: str, call: ast.Call) -> list[ast.stmt]:
         """``name = functools.partial(func, *args, **keywords)``: each argument that is not
@@ -366,6 +414,13 @@ class _Inliner:
 
     # -- statements ----------------------------------------------------------
     def statement(self, stmt: ast.stmt) -> list[ast.stmt]:
+        outer, self.where = self.where, _where(stmt)
+        try:
+            return self.lowered(stmt)
+        finally:
+            self.where = outer
+
+    def lowered(self, stmt: ast.stmt) -> list[ast.stmt]:
         before: list[ast.stmt] = []
         if isinstance(stmt, (ast.If, ast.For)):
             key = "test" if isinstance(stmt, ast.If) else "iter"
@@ -412,6 +467,24 @@ class _Inliner:
         the statements computing it appended to ``before``, in the order Python
         evaluates them."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id not in self.nested and self.written_out:
+                label = node.func.id
+                try:
+                    if self.write_out(node):
+                        return self.call(node, before)
+                except UnsupportedSyntaxError as exc:
+                    reason = (
+                        str(exc)
+                        .splitlines()[-1]
+                        .replace(
+                            f"`{self.helpers.get(_static_value(node.func, self.env), label)}`",
+                            f"`{label}`",
+                        )
+                    )
+                    reason = reason.replace(", or define the function at module level", "")
+                    raise self.fail(
+                        node, _COMPLEX_HELPER.format(name=label, reason=reason)
+                    ) from None
             if node.func.id in self.nested:
                 return self.call(node, before)
         if isinstance(node, _CONDITIONAL):
@@ -510,6 +583,15 @@ class _Inliner:
             else:
                 raise self.fail(node, f"`{nested.name}` is not given its parameter `{param}` here.")
         return bound
+
+
+def _where(node: ast.AST) -> tuple[int, int, int, int]:
+    return (
+        getattr(node, "lineno", 0),
+        getattr(node, "col_offset", 0),
+        getattr(node, "end_lineno", 0) or 0,
+        getattr(node, "end_col_offset", 0) or 0,
+    )
 
 
 def _walk_own(node: ast.AST):  # noqa: ANN202 (an iterator of nodes)
