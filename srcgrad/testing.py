@@ -79,6 +79,10 @@ def check_grads(
 ) -> None:
     """Check srcgrad's derivatives of ``func`` at ``args`` against finite differences.
 
+    Arguments (and outputs) may be pytrees (dicts, lists, tuples, dataclasses of arrays
+    and numbers): directions are random leaf by leaf, and the modes are compared
+    element by element of each leaf.
+
     ``modes`` chooses the modes checked (``"forward"``, ``"reverse"``).
     Tolerances default to values suited to the arguments' precision. Raises
     ``AssertionError`` naming the quantity, both values and their difference.
