@@ -244,3 +244,12 @@ def loop_variable_read_after(x):
     for f in (np.sin, np.cos):
         total = total + np.sum(f(x))
     return total + np.sum(f(x))
+
+
+def make_euler_of(f, dt):
+    """(The code ``test_function_factories`` gives ``make_rk4`` to check the cache.)"""
+
+    def step(y, th):
+        return y + dt * f(y, th)
+
+    return step

@@ -127,6 +127,19 @@ def test_a_new_code_of_the_factory_makes_the_code_again(monkeypatch):
     np.testing.assert_allclose(derivative(X), 2.0 * (np.cos(X) - X * np.sin(X)), rtol=1e-12)
 
 
+def test_a_factory_in_a_function_called_is_checked_with_it(monkeypatch):
+    """``simulate``, called by the function differentiated, uses ``make_rk4``: a new code
+    of the factory makes the code again (``Derived.is_current``)."""
+    derivative = srcgrad.grad(ff.loss_calling_a_helper)
+    before = derivative(THETA, Y0)
+    derivative(THETA, Y0)  # (the quick path)
+    monkeypatch.setattr(ff.make_rk4, "__code__", ff.make_euler_of.__code__)
+    after = derivative(THETA, Y0)
+    twin = autograd_twin(ff.loss_calling_a_helper)
+    np.testing.assert_allclose(after, autograd.grad(twin)(THETA, Y0), rtol=1e-10)
+    assert not np.allclose(before, after)
+
+
 # -- refused ------------------------------------------------------------------------
 
 
