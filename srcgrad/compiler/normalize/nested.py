@@ -30,7 +30,6 @@ paths evaluate it (``a if c else g(x)``, ``while g(x) > 0``).
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,8 +38,8 @@ from ...errors import UnsupportedSyntaxError
 from ..astwalk import copy_tree, nodes
 from ..parse import ParsedFunction
 from ..transform.naming import Namer
-from .expressions import _static_value
-from .factories import FactoryCall, factory_of
+from .partials import _PARTIAL_AS_A_VALUE, Partials, _Partial
+from .written_out import WritingOut, _where
 
 Fail = Callable[[ast.AST, str], UnsupportedSyntaxError]
 
@@ -59,31 +58,6 @@ _AS_A_VALUE = (
     "(`{name}(...)`); here `{name}` is used as a value (returned, stored or passed on). "
     "Call it here, or define it at module level (a function passed as an argument works)."
 )
-
-_COMPLEX_HELPER = (
-    "`{name}` is given complex numbers here, which srcgrad differentiates by writing its "
-    "statements out where it is called, as a nested function's; it cannot here: {reason} "
-    "Write its statements here instead, or keep the values it gets real (pass np.real(z) "
-    "and np.imag(z))."
-)
-
-_PARTIAL_AS_A_VALUE = (
-    "`{name}` is a functools.partial made in the function, which srcgrad calls as the "
-    "function it binds where it is called (`{name}(...)`); here it is used as a value "
-    "(returned, stored or passed on). Pass the function and the arguments it fixes "
-    "separately instead (a partial fixing numbers, made outside and passed in, works too)."
-)
-
-
-@dataclass
-class _Partial:
-    """``name = functools.partial(func, *args, **keywords)``: the function called, and
-    the arguments it was given (atoms: each computed once, where the partial is made)."""
-
-    name: str
-    func: ast.expr
-    args: list[ast.expr]
-    keywords: dict[str, ast.expr]
 
 
 @dataclass
@@ -143,7 +117,7 @@ def inline_nested(
     return inliner.block(copy_tree(body), top=True)
 
 
-class _Inliner:
+class _Inliner(WritingOut, Partials):
     def __init__(self, namer: Namer, env: dict[str, Any], local: set[str], fail: Fail) -> None:
         self.namer = namer
         self.env = env
@@ -193,32 +167,6 @@ class _Inliner:
         ):
             return stmt.targets[0].id
         return None
-
-    def factory(self, node: ast.AST) -> Any:
-        """The factory ``node`` calls, where it is ``name = factory(...)`` and the
-        function calls ``name`` (``normalize.factories``); None otherwise."""
-        if not (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id in self.called
-        ):
-            return None
-        return factory_of(node.value, self.env, self.local)
-
-    def partial(self, node: ast.AST) -> bool:
-        """Whether ``node`` calls ``functools.partial`` (by a name the function does not
-        rebind)."""
-        if not isinstance(node, ast.Call):
-            return False
-        root = node.func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        return (
-            isinstance(root, ast.Name)
-            and root.id not in self.local
-            and _static_value(node.func, self.env) is functools.partial
-        )
 
     def define(self, stmt: ast.stmt, name: str) -> list[ast.stmt]:
         """Note the nested function ``stmt`` defines; the statements to run in its place
@@ -302,102 +250,6 @@ class _Inliner:
                 )
         return body, result
 
-    def define_factory(self, stmt: ast.Assign, name: str) -> list[ast.stmt]:
-        """``name = factory(args)``: what the call of the factory runs, its closure
-        defined as the nested function ``name`` (``normalize.factories``)."""
-        filename = self.parsed.locator.filename if self.parsed is not None else ""
-        made = FactoryCall(
-            stmt,
-            name,
-            self.factory(stmt),
-            self.namer,
-            self.env,
-            self.local,
-            self.fail,
-            filename,
-        )
-        stmts = made.statements(self.assigned)
-        self.note(made)
-        return self.block(stmts, top=True)
-
-    def write_out(self, node: ast.Call) -> bool:
-        """Where ``node`` calls a module function ``written_out`` names at this statement,
-        define it as a nested function and call that (``node`` renamed); whether so."""
-        assert isinstance(node.func, ast.Name)
-        if node.func.id in self.local:
-            return False
-        func = _static_value(node.func, self.env)
-        if (self.where, func) not in self.written_out:
-            return False
-        if func not in self.helpers:
-            name = self.namer.fresh(node.func.id)
-            at = ast.copy_location(
-                ast.Assign(
-                    targets=[ast.Name(id=name, ctx=ast.Store())],
-                    value=ast.Call(func=node.func, args=[], keywords=[]),
-                ),
-                node,
-            )
-            filename = self.parsed.locator.filename if self.parsed is not None else ""
-            made = FactoryCall(
-                at, name, func, self.namer, self.env, self.local, self.fail, filename
-            )
-            self.helpers[func] = name  # (before: a refusal below names the function)
-            self.define(made.as_nested(), name)
-            self.note(made)
-        node.func = ast.Name(id=self.helpers[func], ctx=ast.Load())
-        return True
-
-    def note(self, made: FactoryCall) -> None:
-        """Check ``made``'s function with this one (its code, its free names)."""
-        if self.parsed is None:
-            return
-        if all(f.code is not made.parsed.code for f in self.parsed.factories):
-            self.parsed.factories.append(made.parsed)
-        self.parsed.borrowed |= made.borrowed
-
-    def define_partial(self, stmt: ast.stmt, name: str, call: ast.Call) -> list[ast.stmt]:
-        """``name = functools.partial(func, *args, **keywords)``: each argument that is not
-        a constant is computed into a variable of its own, here (as ``partial`` does)."""
-        if (
-            not call.args
-            or any(isinstance(a, ast.Starred) for a in call.args)
-            or any(k.arg is None for k in call.keywords)
-        ):
-            raise self.fail(
-                stmt,
-                "srcgrad calls `functools.partial(f, ...)` as `f` with the arguments written "
-                "out: give it the function first and the arguments one by one (no `*` or `**`).",
-            )
-        func = call.args[0]
-        root = func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name) or (
-            root.id in self.assigned and root.id not in self.nested
-        ):
-            raise self.fail(
-                stmt,
-                "srcgrad calls a partial through the function it binds, which must be a "
-                "function of the module, a parameter or one defined in the function; "
-                f"`{ast.unparse(func)}` is a variable here: call the function itself.",
-            )
-        before: list[ast.stmt] = []
-        values: list[ast.expr] = []
-        for k, value in enumerate([*call.args[1:], *(kw.value for kw in call.keywords)]):
-            if isinstance(value, ast.Constant):
-                values.append(value)
-                continue
-            held = self.namer.fresh(f"{name}_arg{k}")
-            target = ast.Name(id=held, ctx=ast.Store())
-            value = self.expression(value, before)
-            before.append(ast.copy_location(ast.Assign(targets=[target], value=value), stmt))
-            values.append(ast.Name(id=held, ctx=ast.Load()))
-        given = len(call.args) - 1
-        keywords = {kw.arg: v for kw, v in zip(call.keywords, values[given:])}
-        self.nested[name] = _Partial(name, func, values[:given], keywords)
-        return before
-
     def rebinding(self, stmt: ast.stmt) -> None:
         """Refuse a statement that assigns to the name of a nested function."""
         for node in ast.walk(stmt):  # (in order: the first found is reported)
@@ -468,23 +320,9 @@ class _Inliner:
         evaluates them."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id not in self.nested and self.written_out:
-                label = node.func.id
-                try:
-                    if self.write_out(node):
-                        return self.call(node, before)
-                except UnsupportedSyntaxError as exc:
-                    reason = (
-                        str(exc)
-                        .splitlines()[-1]
-                        .replace(
-                            f"`{self.helpers.get(_static_value(node.func, self.env), label)}`",
-                            f"`{label}`",
-                        )
-                    )
-                    reason = reason.replace(", or define the function at module level", "")
-                    raise self.fail(
-                        node, _COMPLEX_HELPER.format(name=label, reason=reason)
-                    ) from None
+                written = self.written_call(node, before)
+                if written is not None:
+                    return written
             if node.func.id in self.nested:
                 return self.call(node, before)
         if isinstance(node, _CONDITIONAL):
@@ -539,26 +377,6 @@ class _Inliner:
             ast.copy_location(result, node)
         return result
 
-    def call_partial(self, node: ast.Call, partial: _Partial, before: list[ast.stmt]) -> ast.expr:
-        """``p(x, k=v)`` with ``p = partial(f, a, k=w)`` is ``f(a, x, k=v)``."""
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords
-        ):
-            raise self.fail(
-                node, f"pass the arguments of `{partial.name}` one by one (not `*seq` or `**dict`)."
-            )
-        keywords = {k: copy_tree(v) for k, v in partial.keywords.items()}
-        keywords.update((k.arg, k.value) for k in node.keywords)
-        call = ast.Call(
-            func=copy_tree(partial.func),
-            args=[*(copy_tree(a) for a in partial.args), *node.args],
-            keywords=[ast.keyword(arg=k, value=v) for k, v in keywords.items()],
-        )
-        for n in ast.walk(call):  # (in order: the first found is reported)
-            if not hasattr(n, "lineno") and isinstance(n, ast.expr):
-                ast.copy_location(n, node)
-        return self.expression(ast.copy_location(call, node), before)
-
     def bind(
         self, nested: _Nested, node: ast.Call, args: list[ast.expr], keywords: dict[str, ast.expr]
     ) -> dict[str, ast.expr]:
@@ -583,15 +401,6 @@ class _Inliner:
             else:
                 raise self.fail(node, f"`{nested.name}` is not given its parameter `{param}` here.")
         return bound
-
-
-def _where(node: ast.AST) -> tuple[int, int, int, int]:
-    return (
-        getattr(node, "lineno", 0),
-        getattr(node, "col_offset", 0),
-        getattr(node, "end_lineno", 0) or 0,
-        getattr(node, "end_col_offset", 0) or 0,
-    )
 
 
 def _walk_own(node: ast.AST):  # noqa: ANN202 (an iterator of nodes)
