@@ -215,7 +215,7 @@ def test_a_loop_over_functions_is_written_out_once_per_function():
         (ff.table_changed, HERE + r".*fs\[0\]\(x\)\)\n.*never changed or passed on"),
         (
             ff.loop_variable_read_after,
-            HERE + r".*for f in \(np.sin, np.cos\):\n.*`f` is read after",
+            HERE + r".*for f in \(np.sin, np.cos\):\n.*`f` is read outside",
         ),
     ],
     ids=lambda v: getattr(v, "__name__", ""),

@@ -16,10 +16,11 @@ loop variable replaced by the function (a dict's key by the constant key)::
 An element that is not a module's function, a parameter of the function never
 assigned or a nested function (a lambda, a closure a factory makes, a partial) is
 first bound to a name of its own, where the display is evaluated, and called by that
-name (``normalize.nested`` writes it out). A loop left with ``break``, ``continue`` or
-``else``, assigning its loop variable or read after it is refused, with what to write
-instead; a table used any other way (indexed by a value computed at run time, changed,
-passed on) is left as it is (and refused where a function is called out of it).
+name (``normalize.nested`` writes it out). A loop with ``break``, ``continue`` or
+``else``, assigning its loop variable, or whose variable is read outside it is refused,
+with what to write instead; a table used any other way (indexed by a value computed
+at run time, changed, passed on) is left as it is (and refused where a function is
+called out of it).
 """
 
 from __future__ import annotations
@@ -208,7 +209,7 @@ class _Tables:
         elif loop.orelse or _exits(loop.body):
             problem = "it has `break`, `continue` or `else`"
         elif any(name in self.read_after for name in names):
-            problem = f"`{names[0]}` is read after it"
+            problem = f"`{names[0]}` is read outside it"
         elif any(
             isinstance(n, ast.Name) and _is_store(n) and n.id in names
             for s in loop.body
