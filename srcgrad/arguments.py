@@ -117,12 +117,44 @@ def _parameter_names(func: Callable[..., Any]) -> list[str]:
     return list(code.co_varnames[: code.co_argcount])
 
 
+def call_with(func: Callable[..., Any], values: Sequence[Any]) -> Any:
+    """``func`` called with ``values``, one per parameter in the signature's order (as a
+    derivative binds them): a keyword-only parameter's passed by name, a ``**kwargs``
+    parameter's dict spread into keywords."""
+    if _keywords_parameter(func) is None:
+        return func(*values)
+    signature = inspect.signature(func, follow_wrapped=False)
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for param, value in zip(signature.parameters.values(), values):
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            kwargs.update(value)
+        elif param.kind is inspect.Parameter.KEYWORD_ONLY:
+            kwargs[param.name] = value
+        elif param.kind is inspect.Parameter.VAR_POSITIONAL:
+            args.extend(value)
+        else:
+            args.append(value)
+    return func(*args, **kwargs)
+
+
+def _keywords_parameter(func: Callable[..., Any]) -> str | None:
+    """The name of ``func``'s ``**kwargs`` parameter, if it has one."""
+    try:
+        signature = inspect.signature(func, follow_wrapped=False)
+    except (TypeError, ValueError):
+        return None
+    kinds = {p.name: p.kind for p in signature.parameters.values()}
+    return next((n for n, k in kinds.items() if k is inspect.Parameter.VAR_KEYWORD), None)
+
+
 def _normalize_wrt(wrt: Wrt, params: list[str], func: Callable[..., Any]) -> tuple[list[str], bool]:
     items = list(wrt) if isinstance(wrt, (tuple, list)) else [wrt]
     is_tuple = isinstance(wrt, (tuple, list))
     if not items:
         raise ValueError("wrt must name at least one argument")
     names = []
+    collected = _keywords_parameter(func)
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (int, str)):
             raise TypeError(f"wrt takes argument positions (int) or names (str); got {item!r}")
@@ -134,12 +166,24 @@ def _normalize_wrt(wrt: Wrt, params: list[str], func: Callable[..., Any]) -> tup
                 )
             names.append(params[item])
         else:
+            if item not in params and collected is not None:
+                raise ValueError(
+                    f"wrt={item!r} is not a parameter of {func.__qualname__}; a keyword "
+                    f"argument its **{collected} collects is passed as it is, never "
+                    f"differentiated: give {item!r} a parameter of its own to differentiate it"
+                )
             if item not in params:
                 raise ValueError(
                     f"wrt={item!r} is not a parameter of {func.__qualname__}; "
                     f"its parameters are {params}"
                 )
             names.append(item)
+        if names[-1] == collected:
+            raise ValueError(
+                f"wrt names **{collected}, which collects the keyword arguments of "
+                f"{func.__qualname__}: srcgrad passes those as they are, never "
+                "differentiated; give a value to differentiate a parameter of its own"
+            )
     if len(set(names)) != len(names):
         raise ValueError(f"wrt names the same argument twice: {items}")
     return names, is_tuple

@@ -163,8 +163,9 @@ def _watch(
     names: dict[tuple[int, str], tuple[dict, str, Any]],
     cells: dict[int, tuple[Any, Any]],
 ) -> bool:
-    """Add what ``parse.env_is_current(parsed)`` checks to the lists a quick call checks;
-    False where it is not current now, or its globals are not a plain dict."""
+    """Add what ``parse.env_is_current(parsed)`` checks to the lists a quick call checks
+    (for ``parsed`` and the factories written out in it); False where it is not current
+    now, or its globals are not a plain dict."""
     func = parsed.func
     if type(func.__globals__) is not dict or not env_is_current(parsed):
         return False
@@ -174,7 +175,7 @@ def _watch(
         cells[id(cell)] = (cell, value)
     for namespace, name, value in namespaces:
         names[id(namespace), name] = (namespace, name, value)
-    return True
+    return all(_watch(factory, codes, names, cells) for factory in parsed.factories)
 
 
 def _quick_key(args: tuple) -> tuple | None:

@@ -15,6 +15,7 @@ from .arguments import (
     _MODES,
     Wrt,
     _check_differentiable,
+    _keywords_parameter,
     _lazy,
     _mode_over,
     _normalize_wrt,
@@ -93,6 +94,9 @@ class Derivative(Nesting):
         self._tangent_output = self._inner is not None and self._inner.kind == "jvp"
         self.__signature__ = self._signature  # what inspect.signature reports
         self._params = list(self._signature.parameters)
+        #: the function's ``**kwargs`` parameter: the dict its keywords make is passed
+        #: to the generated code as one argument, never differentiated
+        self._keywords = _keywords_parameter(func)
         self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
         self._last: driver.Derived | None = None
         self._wrappers: dict[tuple, tuple[driver.Derived, Callable[..., Any]]] = {}
@@ -116,6 +120,14 @@ class Derivative(Nesting):
         ``inner`` takes (``_extra_names``) to this derivative's signature."""
         # the inner code takes the function's arguments, then the cotangent (see _bind)
         # or one tangent per wrt argument: every argument is passed, so no defaults
+        keywords = _keywords_parameter(inner)
+        if keywords is not None:
+            raise TypeError(
+                f"{inner.__name__} takes **{keywords}, and a {self.kind} of it would take its "
+                "cotangent or tangents after them, which Python cannot call: give the "
+                "function's options parameters of their own (keyword-only ones work), or "
+                "use srcgrad.hessian or jacobian(..., mode='forward') of its gradient"
+            )
         taken = set(self._signature.parameters)
         wanted = ["dout"] if inner.kind == "vjp" else [f"{w}_dot" for w in inner.wrt]
         for name in wanted:
@@ -396,6 +408,10 @@ class Derivative(Nesting):
             self._defaults = self.__wrapped__.__defaults__  # (reassigned since)
             self._signature = inspect.signature(self.__wrapped__, follow_wrapped=False)
             self.__signature__ = self._signature
+        if self._keywords is not None and not kwargs and len(args) == len(self._params):
+            # (the values of another derivative's call, the keywords' dict among them)
+            if isinstance(args[self._params.index(self._keywords)], dict):
+                return list(args)
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as exc:

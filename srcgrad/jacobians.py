@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import pytree
-from .arguments import _MODES, Wrt, _is_array, _not_a_function, is_complex_leaf
+from .arguments import _MODES, Wrt, _is_array, _not_a_function, call_with, is_complex_leaf
 from .backends import (
     check_arguments,
 )
@@ -114,7 +114,7 @@ class Jacobian:
         change the caller's; a clear error for a container (in forward mode, a tuple of
         arrays is taken: one Jacobian for each)."""
         if out is None:
-            out = self.__wrapped__(*_copied(values))
+            out = call_with(self.__wrapped__, _copied(values))
             if self._tangent_output:
                 out = out[1]
         several = (
@@ -237,7 +237,7 @@ class Jacobian:
         return _with_leaves(out, per_out)
 
     def _tree_output(self, values: list[Any]) -> Any:
-        out = self.__wrapped__(*_copied(values))
+        out = call_with(self.__wrapped__, _copied(values))
         return out[1] if self._tangent_output else out
 
 

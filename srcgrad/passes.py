@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import pytree
+from .arguments import call_with
 from .backends import dask_numpy, is_cupy, is_dask
 from .backends import module_of as _module_of
 from .cache import _CACHE
@@ -63,7 +64,7 @@ def _forward_grad(derivative: Derivative, derived: driver.Derived, values: list[
             leaf_grads.append(_like(grad, v))
         grads.append(_unflatten(tree, leaf_grads))
     if not wrt_values or value is None:  # (no elements: no pass ran)
-        value = derivative.__wrapped__(*_copied(values))
+        value = call_with(derivative.__wrapped__, _copied(values))
         if derivative._tangent_output:
             value = value[1]
     result = grads[0] if not derivative._wrt_tuple else tuple(grads)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from . import pytree
 from .api import jvp, vjp
 
 
@@ -38,16 +39,31 @@ def _positions(func: Callable[..., Any], wrt: tuple) -> list[int]:
 
 
 def _inner(a: Any, b: Any) -> float:
-    return float(np.sum(np.asarray(a, dtype=float) * np.asarray(b, dtype=float)))
+    """The inner product of two values of one structure (arrays, numbers, or pytrees of
+    them: the sum over their leaves)."""
+    return sum(
+        float(np.sum(np.asarray(x, dtype=float) * np.asarray(y, dtype=float)))
+        for x, y in zip(pytree.leaves(a), pytree.leaves(b), strict=True)
+    )
 
 
 def _like(x: Any, rng: np.random.Generator) -> Any:
-    v = rng.standard_normal(np.shape(x))
-    return (
-        float(v)
-        if np.ndim(x) == 0 and not isinstance(x, np.ndarray)
-        else v.astype(np.result_type(x, np.float32))
-    )
+    """A random value of the structure, shapes and floating dtypes of ``x``."""
+
+    def leaf(a: Any) -> Any:
+        v = rng.standard_normal(np.shape(a))
+        return (
+            float(v)
+            if np.ndim(a) == 0 and not isinstance(a, np.ndarray)
+            else v.astype(np.result_type(a, np.float32))
+        )
+
+    return pytree.map_leaves(leaf, x)
+
+
+def _moved(x: Any, v: Any, step: float) -> Any:
+    """``x + step * v``, leaf by leaf."""
+    return pytree.map_leaves(lambda a, b: a + step * b, x, v)
 
 
 def check_grads(
@@ -62,6 +78,10 @@ def check_grads(
     seed: int = 0,
 ) -> None:
     """Check srcgrad's derivatives of ``func`` at ``args`` against finite differences.
+
+    Arguments (and outputs) may be pytrees (dicts, lists, tuples, dataclasses of arrays
+    and numbers): directions are random leaf by leaf, and the modes are compared
+    element by element of each leaf.
 
     ``modes`` chooses the modes checked (``"forward"``, ``"reverse"``).
     Tolerances default to values suited to the arguments' precision. Raises
@@ -109,8 +129,8 @@ def _check_options(order: int, modes: Sequence[str]) -> None:
 def _tolerances(func, args, positions, eps, atol, rtol) -> tuple[bool, float, float, float]:
     """Whether the check is in single precision (the output or an argument checked is
     float32), and ``eps``, ``atol``, ``rtol`` where not given: values suited to that."""
-    out32 = np.result_type(func(*_fresh(args))) == np.float32
-    single = out32 or any(np.result_type(args[i]) == np.float32 for i in positions)
+    checked = [func(*_fresh(args)), *(args[i] for i in positions)]
+    single = any(np.result_type(a) == np.float32 for v in checked for a in pytree.leaves(v))
     eps = eps if eps is not None else (1e-3 if single else 1e-6)
     atol = atol if atol is not None else (1e-2 if single else 1e-5)
     rtol = rtol if rtol is not None else (1e-2 if single else 1e-5)
@@ -123,11 +143,13 @@ def _central_difference(func, args, positions, vs, eps) -> Any:
     def shifted(sign: float) -> Any:
         moved = _fresh(args)
         for i, v in zip(positions, vs):
-            moved[i] = args[i] + sign * eps * v
+            moved[i] = _moved(args[i], v, sign * eps)
         return func(*moved)
 
-    plus, minus = np.asarray(shifted(1.0), dtype=float), np.asarray(shifted(-1.0), dtype=float)
-    return (plus - minus) / (2 * eps)
+    def difference(plus: Any, minus: Any) -> Any:
+        return (np.asarray(plus, dtype=float) - np.asarray(minus, dtype=float)) / (2 * eps)
+
+    return pytree.map_leaves(difference, shifted(1.0), shifted(-1.0))
 
 
 def _forward_directional(func, args, wrt_t, vs, u, out, atol, rtol) -> float:
@@ -167,7 +189,7 @@ def _check_second_order(func, args, wrt_t, positions, u, vs, eps, atol, rtol) ->
     def first(sign: float) -> float:
         moved = list(args)
         for i, v in zip(positions, vs):
-            moved[i] = args[i] + sign * eps * v
+            moved[i] = _moved(args[i], v, sign * eps)
         return sum(_inner(c, v) for c, v in zip(reverse(*moved, u), vs))
 
     numeric = (first(1.0) - first(-1.0)) / (2 * eps)
@@ -189,32 +211,48 @@ def _compare_full(func, args, wrt_t, positions, rng, atol, rtol) -> None:
     forward_fn, reverse_fn = jvp(func, wrt=wrt_t), vjp(func, wrt=wrt_t)
     cotangents = reverse_fn(*args, u)
     for k, i in enumerate(positions):
-        x = args[i]
-        reverse = np.asarray(cotangents[k], dtype=float)
-        size = int(np.size(x))
-        if size > 64:
-            continue  # one forward pass per element: keep it cheap
-        forward = np.zeros(np.shape(x))
-        for index in np.ndindex(np.shape(x)):
-            tangents = [_zero_like(args[j]) for j in positions]
-            basis = _zero_like(x)
-            if isinstance(basis, np.ndarray):
-                basis[index] = 1.0
-            else:
-                basis = 1.0
-            tangents[k] = basis
-            _, t = forward_fn(*args, *tangents)
-            forward[index] = _inner(u, t)
-        diff = np.abs(forward - reverse)
-        bound = atol + rtol * np.abs(forward)
-        if np.any(diff > bound):
-            worst = (
-                np.unravel_index(int(np.argmax(diff - bound)), np.shape(x)) if np.ndim(x) else ()
-            )
-            raise AssertionError(
-                f"{func.__name__}: vector-Jacobian product w.r.t. argument {i} differs between "
-                f"modes at index {worst}: forward {forward[worst]!r}, reverse {reverse[worst]!r}"
-            )
+        zeros = [pytree.map_leaves(_zero_like, args[j]) for j in positions]
+        gradients = pytree.leaves(cotangents[k])
+        for where, (path, x) in enumerate(pytree.paths(args[i], f"argument {i}")):
+            reverse = np.asarray(gradients[where], dtype=float)
+            if int(np.size(x)) > 64:
+                continue  # one forward pass per element: keep it cheap
+            forward = np.zeros(np.shape(x))
+            for index in np.ndindex(np.shape(x)):
+                tangents = list(zeros)
+                tangents[k] = _with_one(zeros[k], where, index)
+                _, t = forward_fn(*args, *tangents)
+                forward[index] = _inner(u, t)
+            _assert_elementwise(func, path, forward, reverse, atol, rtol)
+
+
+def _with_one(zeros: Any, where: int, index: tuple) -> Any:
+    """``zeros`` with its leaf number ``where`` replaced by one holding a one at
+    ``index`` (a number: the number one)."""
+    leaves = pytree.leaves(zeros)
+    basis = leaves[where]
+    if isinstance(basis, np.ndarray):
+        basis = basis.copy()
+        basis[index] = 1.0
+    else:
+        basis = 1.0
+    count = iter(range(len(leaves)))
+    return pytree.map_leaves(lambda a: basis if next(count) == where else a, zeros)
+
+
+def _assert_elementwise(func, what: str, forward, reverse, atol, rtol) -> None:
+    diff = np.abs(forward - reverse)
+    bound = atol + rtol * np.abs(forward)
+    if np.any(diff > bound):
+        worst = (
+            np.unravel_index(int(np.argmax(diff - bound)), np.shape(forward))
+            if np.ndim(forward)
+            else ()
+        )
+        raise AssertionError(
+            f"{func.__name__}: vector-Jacobian product w.r.t. {what} differs between "
+            f"modes at index {worst}: forward {forward[worst]!r}, reverse {reverse[worst]!r}"
+        )
 
 
 def _zero_like(x: Any) -> Any:
@@ -224,14 +262,17 @@ def _zero_like(x: Any) -> Any:
 
 
 def _assert_close(what: str, a: Any, b: Any, atol: float, rtol: float) -> None:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or not np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True):
-        raise AssertionError(f"{what} {a!r} differs from the function's value {b!r}")
+    for x, y in zip(pytree.leaves(a), pytree.leaves(b), strict=True):
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        if x.shape != y.shape or not np.allclose(x, y, atol=atol, rtol=rtol, equal_nan=True):
+            raise AssertionError(f"{what} {a!r} differs from the function's value {b!r}")
 
 
 def _assert_shape(what: str, value: Any, like: Any) -> None:
-    if np.shape(value) != np.shape(like):
-        raise AssertionError(f"{what} has shape {np.shape(value)}, expected {np.shape(like)}")
+    shapes = pytree.structure(value, np.shape)
+    expected = pytree.structure(like, np.shape)
+    if shapes != expected:
+        raise AssertionError(f"{what} has shape {shapes}, expected {expected}")
 
 
 # -- hypothesis strategies -------------------------------------------------------------

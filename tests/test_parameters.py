@@ -59,5 +59,5 @@ def star_args(x, *rest):
 def test_star_args_stay_refused():
     """(In the function differentiated: a function it calls may have them,
     test_star_arguments.py.)"""
-    with pytest.raises(srcgrad.UnsupportedSyntaxError, match=r"nor \*args in the function diff"):
+    with pytest.raises(srcgrad.UnsupportedSyntaxError, match=r"not \*args in the function diff"):
         srcgrad.grad(star_args)(X, 1.0)

@@ -874,8 +874,9 @@ def call_of_call(x):
 
 
 def call_of_item(x):
-    fs = [np.sin]
-    return fs[0](x * 2.0)
+    fs = [np.sin, np.cos]
+    k = int(x[0] > 1.5)
+    return fs[k](x * 2.0)
 
 
 def unknown_keyword(x):
@@ -896,7 +897,7 @@ async def coroutine(x):
         ("shift", srcgrad.NoDerivativeError, "the << operator"),
         ("called_object", srcgrad.NoDerivativeError, "`CALL` is the bound method Callable"),
         ("call_of_call", srcgrad.UnsupportedSyntaxError, "not `np.vectorize(np.sin)`"),
-        ("call_of_item", srcgrad.UnsupportedSyntaxError, "not `fs[0]`"),
+        ("call_of_item", srcgrad.UnsupportedSyntaxError, "`fs[k]` is not one of those"),
         ("unknown_keyword", srcgrad.NoDerivativeError, "no keyword 'where'"),
         ("coroutine", srcgrad.UnsupportedSyntaxError, "coroutine functions (`async def`)"),
     ],

@@ -89,7 +89,7 @@ def test_the_tuple_in_the_generated_code():
         (
             fe.star_args_differentiated,
             srcgrad.UnsupportedSyntaxError,
-            HERE + r".*def star_args_differentiated.*\n.*nor \*args in the function differentiated",
+            HERE + r".*def star_args_differentiated.*\n.*not \*args in the function differentiated",
         ),
     ],
     ids=lambda v: getattr(v, "__name__", ""),

@@ -26,6 +26,7 @@ from ..backends import NUMPY, Backend
 from . import emit as emit_stage
 from .analyze import analyze
 from .analyze.checks import check_facts
+from .analyze.complex_values import complex_calls
 from .analyze.facts import Facts
 from .analyze.records import check_dataclass_uses, record_fields
 from .astwalk import nodes, stored, unparse
@@ -216,6 +217,11 @@ def analyzed(
             statics=statics,
             complexes=complexes,
         )
+        calls = complex_calls(norm, facts)
+        if calls - norm.written_out:  # (functions of the user's given complex numbers)
+            _count("normalize")
+            norm = norm.with_written_out(norm.written_out | calls)
+            continue
         more = {
             where: keys
             for name, where in norm.iterated.items()

@@ -293,6 +293,24 @@ def complex_problem_of(norm: Normalized, facts: Facts, op: Op) -> str | None:
     return _complex_rule_problem(op, operands, start)
 
 
+def complex_calls(norm: Normalized, facts: Facts) -> frozenset:
+    """The calls of functions of the user's given complex numbers, to write out where
+    they stand (``Normalized.written_out``): each one's statement of the user's (its
+    place) and the function."""
+    import inspect
+
+    found = set()
+    for op in facts.ops.values():
+        if op.call_args is None or not inspect.isfunction(op.callee):
+            continue
+        if not any(_complex_atom(a, facts.complex) for a in op.args.values()):
+            continue
+        user = norm.origin.get(op.stmt, op.stmt)
+        where = (user.lineno, user.col_offset, user.end_lineno or 0, user.end_col_offset or 0)
+        found.add((where, op.callee))
+    return frozenset(found)
+
+
 def _complex_atom(atom: ast.expr, found: dict[str, str]) -> bool:
     """Whether ``atom`` (a name or a constant) holds a complex value."""
     if isinstance(atom, ast.Name):
@@ -311,8 +329,9 @@ def _complex_place(
     if op.call_args is not None:
         return (
             f"{start} through numpy's operations, not yet through a call to a function of "
-            "yours; write the function's statements here, or keep the values it gets real "
-            "(pass np.real(z) and np.imag(z))."
+            "yours; write the function's statements here (or define the function inside "
+            "this one, a nested `def`, which srcgrad writes out where it is called), or "
+            "keep the values it gets real (pass np.real(z) and np.imag(z))."
         )
     if op.stmt in norm.updates:
         into = norm.updates[op.stmt]

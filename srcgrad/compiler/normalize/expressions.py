@@ -64,8 +64,10 @@ class _Expressions(CallArguments, IndexConcatenation):
         dicts: dict[tuple[int, int, int, int], tuple] | None = None,
         entry: bool = False,
         fields: dict[tuple[int, int, int, int], int | str] | None = None,
+        written_out: frozenset = frozenset(),
     ) -> None:
         self.parsed = parsed
+        self.written_out = written_out  # see Normalized.written_out
         self.entry = entry  # see Normalized.entry
         self.copied: dict[str, ast.stmt] = {}  # see Normalized.copied
         self.env = parsed.env
@@ -318,11 +320,22 @@ class _Expressions(CallArguments, IndexConcatenation):
             raise self.fail(
                 node,
                 f"srcgrad calls functions by the name they have where it reads the code; "
-                f"`{func.id}` is a variable here (a function returned by another call, as a "
-                "closure a factory makes, or taken out of a list or tuple), which srcgrad "
-                "does not follow yet: define the function in this function (a nested `def` "
-                "or a lambda bound to a name) or at module level, and pass what the closure "
-                "captures as an argument.",
+                f"`{func.id}` is a variable here (bound by a call srcgrad does not follow, or "
+                "taken out of a container). A closure a factory makes is followed where the "
+                "function binds it once, at its top level (`step = make_step(h)`), from a "
+                "factory that defines one function and returns it; otherwise define the "
+                "function in this function (a nested `def` or a lambda bound to a name) or "
+                "at module level, and pass what the closure captures as an argument.",
+            )
+        elif isinstance(func, ast.Subscript):
+            raise self.fail(
+                node,
+                "srcgrad calls a function taken out of a tuple, list or dict by a constant "
+                'index or key (`fs[0](x)`, `fs["a"](x)`) of a display bound once, at the '
+                "top level of the function, and never changed or passed on; "
+                f"`{ast.unparse(func)}` is not one of those. Call each function by its name "
+                "(under an `if` that chooses), or loop over the functions themselves "
+                "(`for f in fs:`).",
             )
         else:
             raise self.fail(

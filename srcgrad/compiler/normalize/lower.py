@@ -76,6 +76,7 @@ from .dicts import lower_dicts
 from .exits import lower_exits
 from .expressions import _assigned_in_compound
 from .frozen import lower_frozen
+from .function_tables import lower_function_tables
 from .iteration import _where
 from .keywords import with_keywords
 from .nested import inline_nested
@@ -122,6 +123,10 @@ class Normalized:
     #: the error for a comprehension over a parameter whose keys are not known, for the
     #: driver to raise where the arguments do not show them either
     waiting: UnsupportedSyntaxError | None = None
+    #: the calls of functions of the user's written out where they stand, as nested
+    #: functions are (the analysis asks for those given complex numbers): the place of
+    #: the user's statement, and the function
+    written_out: frozenset[tuple[tuple[int, int, int, int], Any]] = frozenset()
 
     #: ``p.w`` read off a name (the name as lowered, and ``w``), where the user wrote it
     attributes: dict[tuple[int, int, int, int], tuple[str, str, bool]] = dataclasses.field(
@@ -140,7 +145,21 @@ class Normalized:
         ``dicts`` names running over those dicts' keys, and the attribute reads at the
         places ``fields`` names read as items (the analysis finds which values are dicts,
         namedtuples and dataclasses; see ``driver``)."""
-        norm = _Normalizer(self.parsed, dicts, entry=self.entry, fields=fields).run()
+        norm = _Normalizer(
+            self.parsed, dicts, entry=self.entry, fields=fields, written_out=self.written_out
+        ).run()
+        for keep, drop in self.splits:
+            norm.split_aux(keep, drop)
+        return norm
+
+    def with_written_out(
+        self, calls: frozenset[tuple[tuple[int, int, int, int], Any]]
+    ) -> Normalized:
+        """The function lowered again, with the calls ``calls`` names written out (see
+        ``written_out``)."""
+        norm = _Normalizer(
+            self.parsed, self.dicts, entry=self.entry, fields=self.fields, written_out=calls
+        ).run()
         for keep, drop in self.splits:
             norm.split_aux(keep, drop)
         return norm
@@ -238,13 +257,13 @@ class _Normalizer(_Statements):
     def run(self) -> Normalized:
         tree = self.parsed.tree
         args = tree.args
-        if args.kwarg or (args.vararg and self.entry):
+        if (args.kwarg and not self.entry) or (args.vararg and self.entry):
             raise self.fail(
                 tree,
                 "srcgrad differentiates functions with named parameters (positional, "
-                "keyword-only, positional-only); neither **kwargs nor *args in the "
-                "function differentiated (a function it calls may have both): name the "
-                "parameters, or pass a dict of them in as one argument.",
+                "keyword-only, positional-only) and **kwargs; not *args in the "
+                "function differentiated (a function it calls may have it): name the "
+                "parameters, or pass a tuple of them in as one argument.",
             )
         returned = self.lower_body(tree)
         ret = ast.Return(value=returned)
@@ -268,6 +287,7 @@ class _Normalizer(_Statements):
             errstate=self.errstate,
             keyed=self.keyed,
             waiting=self.waiting,
+            written_out=self.written_out,
         )
 
     def lower_body(self, tree: ast.FunctionDef) -> ast.expr:
@@ -281,7 +301,10 @@ class _Normalizer(_Statements):
         body = lower_frozen(body, self.env, local, set(self.parsed.params), self.namer)
         body = self.expand(lower_containers(body, self.env, local), local)
         body = lower_comprehensions(body, self.namer, self.env)
-        inlined = inline_nested(body, self.namer, self.env, local, self.fail)
+        body = lower_function_tables(body, self.namer, self.env, local, self.fail)
+        inlined = inline_nested(
+            body, self.namer, self.env, local, self.fail, self.parsed, self.written_out
+        )
         if inlined is not body:  # (the nested functions' own containers and comprehensions)
             inlined = self.expand(lower_containers(inlined, self.env, local), local)
             body = lower_comprehensions(inlined, self.namer, self.env)
@@ -428,7 +451,9 @@ def _with_body(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionDef:
 
 
 def _core_function(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionDef:
-    """The core function: ``tree``'s name and positional parameters, with ``body``."""
+    """The core function: ``tree``'s name and positional parameters, with ``body`` (an
+    entry point's ``**kwargs`` is a parameter of its own, last: the dict a call's
+    keywords make, which the derivative passes it)."""
     args = tree.args
     new = ast.FunctionDef(
         name=tree.name,
@@ -441,13 +466,14 @@ def _core_function(tree: ast.FunctionDef, body: list[ast.stmt]) -> ast.FunctionD
                     *args.args,
                     *([args.vararg] if args.vararg else []),
                     *args.kwonlyargs,
+                    *([args.kwarg] if args.kwarg else []),  # (the dict of the keywords)
                 )
             ],
             vararg=None,
             kwonlyargs=[],
             kw_defaults=[],
             kwarg=None,
-            defaults=[] if args.kwonlyargs or args.vararg else list(args.defaults),
+            defaults=[] if args.kwonlyargs or args.vararg or args.kwarg else list(args.defaults),
         ),
         body=body,
         decorator_list=[],

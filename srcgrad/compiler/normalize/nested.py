@@ -30,15 +30,16 @@ paths evaluate it (``a if c else g(x)``, ``while g(x) > 0``).
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
 from ..astwalk import copy_tree, nodes
+from ..parse import ParsedFunction
 from ..transform.naming import Namer
-from .expressions import _static_value
+from .partials import _PARTIAL_AS_A_VALUE, Partials, _Partial
+from .written_out import WritingOut, _where
 
 Fail = Callable[[ast.AST, str], UnsupportedSyntaxError]
 
@@ -58,24 +59,6 @@ _AS_A_VALUE = (
     "Call it here, or define it at module level (a function passed as an argument works)."
 )
 
-_PARTIAL_AS_A_VALUE = (
-    "`{name}` is a functools.partial made in the function, which srcgrad calls as the "
-    "function it binds where it is called (`{name}(...)`); here it is used as a value "
-    "(returned, stored or passed on). Pass the function and the arguments it fixes "
-    "separately instead (a partial fixing numbers, made outside and passed in, works too)."
-)
-
-
-@dataclass
-class _Partial:
-    """``name = functools.partial(func, *args, **keywords)``: the function called, and
-    the arguments it was given (atoms: each computed once, where the partial is made)."""
-
-    name: str
-    func: ast.expr
-    args: list[ast.expr]
-    keywords: dict[str, ast.expr]
-
 
 @dataclass
 class _Nested:
@@ -92,15 +75,35 @@ class _Nested:
 
 
 def inline_nested(
-    body: list[ast.stmt], namer: Namer, env: dict[str, Any], local: set[str], fail: Fail
+    body: list[ast.stmt],
+    namer: Namer,
+    env: dict[str, Any],
+    local: set[str],
+    fail: Fail,
+    parsed: ParsedFunction | None = None,
+    written_out: frozenset = frozenset(),
 ) -> list[ast.stmt]:
-    """``body`` with its nested functions written out where they are called, and its
-    partials called as the functions they bind (see the module's docstring); the user's
-    statements are left as they are. ``env``: the free names resolved; ``local``: the
-    function's own names."""
+    """``body`` with its nested functions written out where they are called, its
+    partials called as the functions they bind, and the closures its factories make
+    written out as nested functions (``normalize.factories``; see the module's
+    docstring); the user's statements are left as they are. ``env``: the free names
+    resolved; ``local``: the function's own names; ``parsed``: the function, which notes
+    the factories written out (their code is checked with its own); ``written_out``: the
+    calls of module functions to write out as nested functions too (see
+    ``Normalized.written_out``)."""
     inliner = _Inliner(namer, env, local, fail)
-    if not any(
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or inliner.partial(n)
+    inliner.parsed = parsed
+    inliner.written_out = written_out
+    inliner.called = {
+        n.func.id
+        for s in body
+        for n in nodes(s)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in local
+    }
+    if not written_out and not any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        or inliner.partial(n)
+        or inliner.factory(n) is not None
         for s in body
         for n in nodes(s)
     ):
@@ -114,7 +117,7 @@ def inline_nested(
     return inliner.block(copy_tree(body), top=True)
 
 
-class _Inliner:
+class _Inliner(WritingOut, Partials):
     def __init__(self, namer: Namer, env: dict[str, Any], local: set[str], fail: Fail) -> None:
         self.namer = namer
         self.env = env
@@ -123,6 +126,11 @@ class _Inliner:
         self.assigned: set[str] = set()  # the names the function assigns
         self.nested: dict[str, _Nested | _Partial] = {}
         self.calling: list[str] = []  # the nested functions being written out
+        self.parsed: ParsedFunction | None = None
+        self.called: set[str] = set()  # the function's variables it calls
+        self.written_out: frozenset = frozenset()  # see inline_nested
+        self.where: tuple[int, int, int, int] | None = None  # the statement lowered
+        self.helpers: dict[Any, str] = {}  # module functions written out: their names
 
     def block(self, stmts: list[ast.stmt], top: bool = False) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -151,24 +159,14 @@ class _Inliner:
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
-            and (isinstance(stmt.value, ast.Lambda) or self.partial(stmt.value))
+            and (
+                isinstance(stmt.value, ast.Lambda)
+                or self.partial(stmt.value)
+                or self.factory(stmt) is not None
+            )
         ):
             return stmt.targets[0].id
         return None
-
-    def partial(self, node: ast.AST) -> bool:
-        """Whether ``node`` calls ``functools.partial`` (by a name the function does not
-        rebind)."""
-        if not isinstance(node, ast.Call):
-            return False
-        root = node.func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        return (
-            isinstance(root, ast.Name)
-            and root.id not in self.local
-            and _static_value(node.func, self.env) is functools.partial
-        )
 
     def define(self, stmt: ast.stmt, name: str) -> list[ast.stmt]:
         """Note the nested function ``stmt`` defines; the statements to run in its place
@@ -178,8 +176,11 @@ class _Inliner:
                 stmt,
                 f"`{name}` is defined twice in the function; give the second one another name.",
             )
-        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+        if isinstance(stmt, ast.Assign) and self.partial(stmt.value):
+            assert isinstance(stmt.value, ast.Call)
             return self.define_partial(stmt, name, stmt.value)
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            return self.define_factory(stmt, name)
         if isinstance(stmt, ast.AsyncFunctionDef):
             raise self.fail(stmt, "srcgrad differentiates synchronous functions; use `def`.")
         if isinstance(stmt, ast.FunctionDef):
@@ -249,48 +250,6 @@ class _Inliner:
                 )
         return body, result
 
-    def define_partial(self, stmt: ast.stmt, name: str, call: ast.Call) -> list[ast.stmt]:
-        """``name = functools.partial(func, *args, **keywords)``: each argument that is not
-        a constant is computed into a variable of its own, here (as ``partial`` does)."""
-        if (
-            not call.args
-            or any(isinstance(a, ast.Starred) for a in call.args)
-            or any(k.arg is None for k in call.keywords)
-        ):
-            raise self.fail(
-                stmt,
-                "srcgrad calls `functools.partial(f, ...)` as `f` with the arguments written "
-                "out: give it the function first and the arguments one by one (no `*` or `**`).",
-            )
-        func = call.args[0]
-        root = func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name) or (
-            root.id in self.assigned and root.id not in self.nested
-        ):
-            raise self.fail(
-                stmt,
-                "srcgrad calls a partial through the function it binds, which must be a "
-                "function of the module, a parameter or one defined in the function; "
-                f"`{ast.unparse(func)}` is a variable here: call the function itself.",
-            )
-        before: list[ast.stmt] = []
-        values: list[ast.expr] = []
-        for k, value in enumerate([*call.args[1:], *(kw.value for kw in call.keywords)]):
-            if isinstance(value, ast.Constant):
-                values.append(value)
-                continue
-            held = self.namer.fresh(f"{name}_arg{k}")
-            target = ast.Name(id=held, ctx=ast.Store())
-            value = self.expression(value, before)
-            before.append(ast.copy_location(ast.Assign(targets=[target], value=value), stmt))
-            values.append(ast.Name(id=held, ctx=ast.Load()))
-        given = len(call.args) - 1
-        keywords = {kw.arg: v for kw, v in zip(call.keywords, values[given:])}
-        self.nested[name] = _Partial(name, func, values[:given], keywords)
-        return before
-
     def rebinding(self, stmt: ast.stmt) -> None:
         """Refuse a statement that assigns to the name of a nested function."""
         for node in ast.walk(stmt):  # (in order: the first found is reported)
@@ -307,6 +266,13 @@ class _Inliner:
 
     # -- statements ----------------------------------------------------------
     def statement(self, stmt: ast.stmt) -> list[ast.stmt]:
+        outer, self.where = self.where, _where(stmt)
+        try:
+            return self.lowered(stmt)
+        finally:
+            self.where = outer
+
+    def lowered(self, stmt: ast.stmt) -> list[ast.stmt]:
         before: list[ast.stmt] = []
         if isinstance(stmt, (ast.If, ast.For)):
             key = "test" if isinstance(stmt, ast.If) else "iter"
@@ -353,6 +319,10 @@ class _Inliner:
         the statements computing it appended to ``before``, in the order Python
         evaluates them."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id not in self.nested and self.written_out:
+                written = self.written_call(node, before)
+                if written is not None:
+                    return written
             if node.func.id in self.nested:
                 return self.call(node, before)
         if isinstance(node, _CONDITIONAL):
@@ -406,26 +376,6 @@ class _Inliner:
         if isinstance(result, ast.Constant) and not hasattr(result, "lineno"):
             ast.copy_location(result, node)
         return result
-
-    def call_partial(self, node: ast.Call, partial: _Partial, before: list[ast.stmt]) -> ast.expr:
-        """``p(x, k=v)`` with ``p = partial(f, a, k=w)`` is ``f(a, x, k=v)``."""
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords
-        ):
-            raise self.fail(
-                node, f"pass the arguments of `{partial.name}` one by one (not `*seq` or `**dict`)."
-            )
-        keywords = {k: copy_tree(v) for k, v in partial.keywords.items()}
-        keywords.update((k.arg, k.value) for k in node.keywords)
-        call = ast.Call(
-            func=copy_tree(partial.func),
-            args=[*(copy_tree(a) for a in partial.args), *node.args],
-            keywords=[ast.keyword(arg=k, value=v) for k, v in keywords.items()],
-        )
-        for n in ast.walk(call):  # (in order: the first found is reported)
-            if not hasattr(n, "lineno") and isinstance(n, ast.expr):
-                ast.copy_location(n, node)
-        return self.expression(ast.copy_location(call, node), before)
 
     def bind(
         self, nested: _Nested, node: ast.Call, args: list[ast.expr], keywords: dict[str, ast.expr]

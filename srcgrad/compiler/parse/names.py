@@ -46,6 +46,11 @@ class ParsedFunction:
         self.defaults = defaults_of(func)
         self.qualname: str = func.__qualname__
         self.module: str | None = func.__module__
+        #: the factories whose closures normalize wrote out in the function (their code
+        #: and free names are checked with its own), and the names of ``env`` bound for
+        #: them (read from their modules, not from the function's: see ``factories``)
+        self.factories: list[ParsedFunction] = []
+        self.borrowed: set[str] = set()
 
     @property
     def func(self) -> Callable[..., Any]:
@@ -82,6 +87,8 @@ class ParsedFunction:
             if inspect.isfunction(value):
                 self._released[name] = weakref.ref(value)
                 self._env[name] = _FREED
+        for factory in self.factories:
+            factory.release()
 
     @property
     def name(self) -> str:
@@ -91,7 +98,8 @@ class ParsedFunction:
     def params(self) -> list[str]:
         args = self.tree.args  # (in the signature's order: *args, then keyword-only ones)
         star = [args.vararg] if args.vararg else []
-        return [a.arg for a in (*args.posonlyargs, *args.args, *star, *args.kwonlyargs)]
+        keywords = [args.kwarg] if args.kwarg else []  # (refused but in the entry point)
+        return [a.arg for a in (*args.posonlyargs, *args.args, *star, *args.kwonlyargs, *keywords)]
 
 
 #: what ``env`` holds for a function held weakly (or freed): never any name's object
@@ -116,6 +124,8 @@ def env_is_current(parsed: ParsedFunction) -> bool:
     if func is None or func.__code__ is not parsed.code:
         return False
     if func.__defaults__ is not parsed.defaults[0] or func.__kwdefaults__ is not parsed.defaults[1]:
+        return False
+    if not all(env_is_current(factory) for factory in parsed.factories):
         return False
     return sources_current(*free_name_sources(parsed))
 
@@ -149,12 +159,15 @@ def free_name_sources(
     """Where the function reads each free name from when it runs, with the object the
     name was resolved to: ``(cell, object)`` for a closure variable, ``(namespace,
     name, object)`` for a global, and for a builtin two of those: its module's globals
-    must not hold the name (``UNBOUND``), and builtins must hold the object."""
+    must not hold the name (``UNBOUND``), and builtins must hold the object. (The names
+    bound for a factory, ``borrowed``, are the factory's: checked with it.)"""
     func = parsed.func
     closure = dict(zip(parsed.code.co_freevars, func.__closure__ or ()))
     globals_ = func.__globals__
     cells, names = [], []
     for name, value in parsed.env_items():
+        if name in parsed.borrowed:
+            continue
         if name in closure:
             cells.append((closure[name], value))
         elif name in globals_:
