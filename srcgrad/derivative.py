@@ -10,9 +10,11 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from . import pytree
 from .arguments import (
-    _MODES,
+    _GRAD_MODES,
     Wrt,
     _check_differentiable,
     _lazy,
@@ -25,7 +27,7 @@ from .arguments import (
     check_written_apart,
     complex_arguments,
 )
-from .backends import NUMPY, Backend, backend_of, check_arguments
+from .backends import NUMPY, Backend, backend_of, check_arguments, is_dask
 from .cache import (
     _CACHE,
     _code_key,
@@ -41,7 +43,7 @@ from .compiler.analyze.facts import is_function_value
 from .errors import SrcgradError
 from .nesting import Nesting
 from .origins import _in_user_code
-from .passes import _forward_grad
+from .passes import FORWARD_LANES, _forward_grad, wrt_elements
 from .results import _fresh, _like_tree, _output_dtype, _tangent_like
 
 
@@ -71,8 +73,8 @@ class Derivative(Nesting):
             self._inner = func
         elif not inspect.isfunction(func):
             raise TypeError(_not_a_function(func, kind))
-        if mode not in _MODES:
-            raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+        if mode not in _GRAD_MODES:
+            raise ValueError(f"mode must be 'reverse', 'forward' or 'auto', not {mode!r}")
         if has_aux and self._inner is not None:
             raise TypeError("has_aux=True needs a Python function, not a derivative")
         self.has_aux = has_aux
@@ -108,6 +110,9 @@ class Derivative(Nesting):
         #: the vjp of a gradient or of a vjp: reverse mode over the function's jvp along
         #: the cotangent (see _vjp_of_reverse)
         self._over_reverse: Derivative | None = None
+        #: mode="auto": the same derivative in forward mode, for calls with few input
+        #: elements (made on the first such call; the others run this one, in reverse mode)
+        self._forward_twin: Derivative | None = None
         if kind == "vjp" and self._inner is not None and self._inner.kind in ("grad", "vjp"):
             self._over_reverse = _vjp_of_reverse(self._inner, self)
 
@@ -280,6 +285,18 @@ class Derivative(Nesting):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._over_reverse is not None:
             return self._call_over_reverse(args, kwargs)
+        if self.mode == "auto" and self._auto_forward(args, kwargs):
+            if self._forward_twin is None:
+                self._forward_twin = Derivative(
+                    self._inner or self.__wrapped__,
+                    self.kind,
+                    tuple(self.wrt) if self._wrt_tuple else self.wrt[0],
+                    mode="forward",
+                    has_aux=self.has_aux,
+                )
+            result = self._forward_twin(*args, **kwargs)
+            self._last = self._forward_twin._last  # (what .source shows)
+            return result
         extras: Sequence[Any] = ()
         extra_count = self._extra_count
         if extra_count:
@@ -335,6 +352,23 @@ class Derivative(Nesting):
                 _remember(self._quick_by_code, _code_key(quick), call)
                 likes = call.likes
         return self._finish(derived, values, extras, likes)
+
+    def _auto_forward(self, args: tuple, kwargs: dict) -> bool:
+        """Whether a call of a ``mode="auto"`` derivative runs in forward mode: when its
+        wrt arguments have from 1 to ``FORWARD_LANES`` elements in all (leaves of
+        pytrees included), real ones, none of them a dask array; else reverse mode."""
+        if not kwargs and len(args) == len(self._params):
+            values = [args[i] for i in self._wrt_index]
+        else:
+            try:
+                bound = self._bind(args, kwargs)
+            except TypeError:  # (the reverse-mode call says what is wrong)
+                return False
+            values = [bound[i] for i in self._wrt_index]
+        leaves = [leaf for v in values for leaf in pytree.leaves(v)]
+        if any(is_dask(leaf) or np.iscomplexobj(leaf) for leaf in leaves):
+            return False
+        return 0 < wrt_elements(values) <= FORWARD_LANES
 
     def _extra_labels(self) -> list[str]:
         """What the arguments after the function's are called in messages."""
@@ -411,7 +445,7 @@ class Derivative(Nesting):
         these ``likes``, with nothing left to decide; None for the others."""
         if (
             self.kind not in ("grad", "value_and_grad")
-            or self.mode != "reverse"
+            or self.mode == "forward"
             or self.has_aux
             or self._wrt_tuple
         ):
