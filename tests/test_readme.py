@@ -35,6 +35,16 @@ def rnn(Wh, Wx, xs, h0):
     return np.sum(h * h)
 
 
+def euler2(k, c, x0, v0, dt, n):
+    x = x0
+    v = v0
+    for _ in range(n):
+        a = -k * x - c * v
+        x = x + dt * v
+        v = v + dt * a
+    return x * x
+
+
 def _loss_args():  # "for a 1-D w and 2-D x"
     rng = np.random.default_rng(0)
     return rng.standard_normal(3), rng.standard_normal((5, 3)), rng.random(5)
@@ -54,8 +64,12 @@ def _rnn_args():  # "for 2-D weights and 3-D xs"
 GENERATED = {
     "grad_loss": (srcgrad.grad(loss), _loss_args),
     "grad_rnn": (srcgrad.grad(rnn, wrt=(0, 1)), _rnn_args),
+    "jvp_euler2": (
+        srcgrad.grad(euler2, wrt=(0, 1), mode="forward"),
+        lambda: (2.0, 0.1, 1.0, 0.0, 0.01, 100),
+    ),
 }
-USER = {"loss": loss, "rnn": rnn}
+USER = {"loss": loss, "rnn": rnn, "euler2": euler2}
 
 
 def python_blocks() -> list[str]:
