@@ -43,7 +43,7 @@ from .compiler.analyze.facts import is_function_value
 from .errors import SrcgradError
 from .nesting import Nesting
 from .origins import _in_user_code
-from .passes import FORWARD_LANES, _forward_grad, wrt_elements
+from .passes import _PLAIN, FORWARD_LANES, _forward_grad, wrt_elements
 from .results import _fresh, _like_tree, _output_dtype, _tangent_like
 
 
@@ -365,6 +365,10 @@ class Derivative(Nesting):
             except TypeError:  # (the reverse-mode call says what is wrong)
                 return False
             values = [bound[i] for i in self._wrt_index]
+        if all(type(v) in _PLAIN for v in values):  # (the common case, quickly)
+            count = sum(1 if type(v) is not np.ndarray else v.size for v in values)
+            complex_ = any(type(v) is np.ndarray and v.dtype.kind == "c" for v in values)
+            return 0 < count <= FORWARD_LANES and not complex_
         leaves = [leaf for v in values for leaf in pytree.leaves(v)]
         if any(is_dask(leaf) or np.iscomplexobj(leaf) for leaf in leaves):
             return False

@@ -37,13 +37,23 @@ def wrt_elements(values: Sequence[Any]) -> int:
     return sum(math.prod(np.shape(leaf)) for v in values for leaf in pytree.leaves(v))
 
 
+#: the types of arguments that are neither pytrees nor dask arrays (exactly these)
+_PLAIN = frozenset(
+    {float, int, bool, type(None), np.ndarray, np.float64, np.float32, np.float16, np.int64}
+)
+
+
 def _forward_grad(derivative: Derivative, derived: driver.Derived, values: list[Any]) -> Any:
     """A gradient by forward mode: the Jacobian-vector product of ``derived`` along
     each input element's basis tangent, all in one pass of its vector JVP for up to
     ``FORWARD_LANES`` elements, else one pass each, each of which must see the function
     give the same value (see ``_Passes``)."""
-    indices = [derivative._params.index(w) for w in derivative.wrt]
-    wrt_values = [values[i] for i in indices]
+    wrt_values = [values[i] for i in derivative._wrt_index]
+    if all(type(v) in _PLAIN for v in values):  # (the common case, with no pytree walks)
+        counts = tuple(1 if type(v) is not np.ndarray else v.size for v in wrt_values)
+        if 1 < sum(counts) <= FORWARD_LANES:
+            value, grads = _plain_vector_pass(derivative, derived, values, wrt_values, counts)
+            return _forward_result(derivative, value, grads, values)
     zeros = [_zero_tangent(v) for v in wrt_values]
     # a call with dask arrays: every derivative stays lazy (a float's and a numpy
     # array's too), stacked at the end; computing each would compute the graph
@@ -90,10 +100,56 @@ def _forward_grad(derivative: Derivative, derived: driver.Derived, values: list[
         value = derivative.__wrapped__(*_copied(values))
         if derivative._tangent_output:
             value = value[1]
+    return _forward_result(derivative, value, grads, values)
+
+
+def _forward_result(derivative: Derivative, value: Any, grads: list[Any], values: list[Any]) -> Any:
+    """What a forward-mode ``grad`` or ``value_and_grad`` returns, from the function's
+    ``value`` and the gradient of each wrt argument."""
     result = grads[0] if not derivative._wrt_tuple else tuple(grads)
     if derivative.has_aux and derivative.kind == "grad":  # value is (value, aux)
         return result, value[1]
     return (_fresh(value, values), result) if derivative.kind == "value_and_grad" else result
+
+
+def _plain_vector_pass(
+    derivative: Derivative,
+    derived: driver.Derived,
+    values: list[Any],
+    wrt_values: list[Any],
+    counts: tuple[int, ...],
+) -> tuple[Any, list[Any]]:
+    """The one pass of a forward-mode gradient by the vector JVP of ``derived`` for
+    arguments that are numbers and numpy arrays (``counts``: each wrt argument's
+    elements): the function's value and each wrt argument's gradient, what
+    ``_one_vector_pass`` gives for them."""
+    vector = derived.with_lanes(counts)
+    derivative._last = vector  # (what .source shows)
+    seeds = []
+    for v in wrt_values:
+        if type(v) is np.ndarray:
+            seeds += [_basis(v, index) for index in np.ndindex(v.shape)]
+        else:
+            seeds.append(type(v)(1.0))
+    value, *douts = vector.function(*values, *seeds)
+    for dout in douts:
+        if type(dout) is float:
+            continue
+        if pytree.is_node(dout) or np.ndim(dout) != 0:
+            raise ValueError(_not_scalar(derivative.__name__, dout, derivative.has_aux))
+        if np.iscomplexobj(dout):
+            raise TypeError(_COMPLEX_GRADIENT)
+    grads = []
+    start = 0
+    for v, count in zip(wrt_values, counts):
+        if type(v) is float:
+            grads.append(float(douts[start]))
+        else:
+            dtype = v.dtype if getattr(v, "dtype", None) is not None else np.float64
+            grad = np.array([float(d) for d in douts[start : start + count]], dtype=dtype)
+            grads.append(_like(grad.reshape(np.shape(v)), v))
+        start += count
+    return value, grads
 
 
 def _one_vector_pass(
