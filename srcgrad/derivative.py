@@ -10,8 +10,6 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from . import pytree
 from .arguments import (
     _GRAD_MODES,
@@ -27,7 +25,7 @@ from .arguments import (
     check_written_apart,
     complex_arguments,
 )
-from .backends import NUMPY, Backend, backend_of, check_arguments, is_dask
+from .backends import NUMPY, Backend, backend_of, check_arguments
 from .cache import (
     _CACHE,
     _code_key,
@@ -43,7 +41,7 @@ from .compiler.analyze.facts import is_function_value
 from .errors import SrcgradError
 from .nesting import Nesting
 from .origins import _in_user_code
-from .passes import _PLAIN, FORWARD_LANES, _forward_grad, wrt_elements
+from .passes import _forward_grad, auto_forward
 from .results import _fresh, _like_tree, _output_dtype, _tangent_like
 
 
@@ -285,18 +283,8 @@ class Derivative(Nesting):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._over_reverse is not None:
             return self._call_over_reverse(args, kwargs)
-        if self.mode == "auto" and self._auto_forward(args, kwargs):
-            if self._forward_twin is None:
-                self._forward_twin = Derivative(
-                    self._inner or self.__wrapped__,
-                    self.kind,
-                    tuple(self.wrt) if self._wrt_tuple else self.wrt[0],
-                    mode="forward",
-                    has_aux=self.has_aux,
-                )
-            result = self._forward_twin(*args, **kwargs)
-            self._last = self._forward_twin._last  # (what .source shows)
-            return result
+        if self.mode == "auto" and auto_forward(self, args, kwargs):
+            return self._call_forward_twin(args, kwargs)
         extras: Sequence[Any] = ()
         extra_count = self._extra_count
         if extra_count:
@@ -353,26 +341,16 @@ class Derivative(Nesting):
                 likes = call.likes
         return self._finish(derived, values, extras, likes)
 
-    def _auto_forward(self, args: tuple, kwargs: dict) -> bool:
-        """Whether a call of a ``mode="auto"`` derivative runs in forward mode: when its
-        wrt arguments have from 1 to ``FORWARD_LANES`` elements in all (leaves of
-        pytrees included), real ones, none of them a dask array; else reverse mode."""
-        if not kwargs and len(args) == len(self._params):
-            values = [args[i] for i in self._wrt_index]
-        else:
-            try:
-                bound = self._bind(args, kwargs)
-            except TypeError:  # (the reverse-mode call says what is wrong)
-                return False
-            values = [bound[i] for i in self._wrt_index]
-        if all(type(v) in _PLAIN for v in values):  # (the common case, quickly)
-            count = sum(1 if type(v) is not np.ndarray else v.size for v in values)
-            complex_ = any(type(v) is np.ndarray and v.dtype.kind == "c" for v in values)
-            return 0 < count <= FORWARD_LANES and not complex_
-        leaves = [leaf for v in values for leaf in pytree.leaves(v)]
-        if any(is_dask(leaf) or np.iscomplexobj(leaf) for leaf in leaves):
-            return False
-        return 0 < wrt_elements(values) <= FORWARD_LANES
+    def _call_forward_twin(self, args: tuple, kwargs: dict) -> Any:
+        """A call of a ``mode="auto"`` derivative run in forward mode, by its twin."""
+        if self._forward_twin is None:
+            wrt = tuple(self.wrt) if self._wrt_tuple else self.wrt[0]
+            self._forward_twin = Derivative(
+                self._inner or self.__wrapped__, self.kind, wrt, "forward", self.has_aux
+            )
+        result = self._forward_twin(*args, **kwargs)
+        self._last = self._forward_twin._last  # (what .source shows)
+        return result
 
     def _extra_labels(self) -> list[str]:
         """What the arguments after the function's are called in messages."""

@@ -43,6 +43,28 @@ _PLAIN = frozenset(
 )
 
 
+def auto_forward(derivative: Derivative, args: tuple, kwargs: dict) -> bool:
+    """Whether a call of a ``mode="auto"`` derivative runs in forward mode: when its
+    wrt arguments have from 1 to ``FORWARD_LANES`` elements in all (leaves of pytrees
+    included), real ones, none of them a dask array; else reverse mode."""
+    if not kwargs and len(args) == len(derivative._params):
+        values = [args[i] for i in derivative._wrt_index]
+    else:
+        try:
+            bound = derivative._bind(args, kwargs)
+        except TypeError:  # (the reverse-mode call says what is wrong)
+            return False
+        values = [bound[i] for i in derivative._wrt_index]
+    if all(type(v) in _PLAIN for v in values):  # (the common case, quickly)
+        count = sum(1 if type(v) is not np.ndarray else v.size for v in values)
+        complex_ = any(type(v) is np.ndarray and v.dtype.kind == "c" for v in values)
+        return 0 < count <= FORWARD_LANES and not complex_
+    leaves = [leaf for v in values for leaf in pytree.leaves(v)]
+    if any(is_dask(leaf) or np.iscomplexobj(leaf) for leaf in leaves):
+        return False
+    return 0 < wrt_elements(values) <= FORWARD_LANES
+
+
 def _forward_grad(derivative: Derivative, derived: driver.Derived, values: list[Any]) -> Any:
     """A gradient by forward mode: the Jacobian-vector product of ``derived`` along
     each input element's basis tangent, all in one pass of its vector JVP for up to
