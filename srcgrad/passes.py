@@ -73,7 +73,7 @@ def _forward_grad(derivative: Derivative, derived: driver.Derived, values: list[
     wrt_values = [values[i] for i in derivative._wrt_index]
     if all(type(v) in _PLAIN for v in values):  # (the common case, with no pytree walks)
         counts = tuple(1 if type(v) is not np.ndarray else v.size for v in wrt_values)
-        if 1 < sum(counts) <= FORWARD_LANES:
+        if counts == (1,) or 1 < sum(counts) <= FORWARD_LANES:
             value, grads = _plain_vector_pass(derivative, derived, values, wrt_values, counts)
             return _forward_result(derivative, value, grads, values)
     zeros = [_zero_tangent(v) for v in wrt_values]
@@ -141,11 +141,11 @@ def _plain_vector_pass(
     wrt_values: list[Any],
     counts: tuple[int, ...],
 ) -> tuple[Any, list[Any]]:
-    """The one pass of a forward-mode gradient by the vector JVP of ``derived`` for
-    arguments that are numbers and numpy arrays (``counts``: each wrt argument's
-    elements): the function's value and each wrt argument's gradient, what
-    ``_one_vector_pass`` gives for them."""
-    vector = derived.with_lanes(counts)
+    """The one pass of a forward-mode gradient by the vector JVP of ``derived`` (by
+    ``derived`` itself for one element) for arguments that are numbers and numpy
+    arrays (``counts``: each wrt argument's elements): the function's value and each
+    wrt argument's gradient, what ``_one_vector_pass`` (or ``_one_pass``) gives."""
+    vector = derived if counts == (1,) else derived.with_lanes(counts)
     derivative._last = vector  # (what .source shows)
     seeds = []
     for v in wrt_values:
