@@ -36,6 +36,7 @@ from ..analyze.in_place import in_place_checks
 from ..astwalk import copy_tree, nodes
 from ..normalize.lower import Normalized
 from .builder import Builder, add, assign, name
+from .shared_factors import share_factors
 
 
 @dataclass(frozen=True)
@@ -188,10 +189,12 @@ def _block(
             if op.key not in ("pack", "setitem"):
                 out.extend(builder.in_place_check(stmt))
             out.append(copy_tree(stmt))
+            groups = []
             for way in ways:
                 if op.target in way.facts.active:
                     with way.naming(builder):
-                        out.extend(_tangents(stmt, way.facts, builder))
+                        groups.append(_tangents(stmt, way.facts, builder))
+            out.extend(share_factors(groups, builder))
         elif isinstance(stmt, ast.If):
             new = copy.copy(stmt)
             new.body = _block(stmt.body, facts, ways, builder) or [ast.Pass()]
