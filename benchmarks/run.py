@@ -5,7 +5,7 @@ side by side in one process.
     python benchmarks/run.py --only rnn tiny # a subset; prints, writes nothing
 
 Methods: the numpy primal, the hand-written numpy gradient, srcgrad (reverse,
-forward where the input is small, and mode="auto" where it picks forward),
+forward where the input is small, and mode="auto"),
 autograd, jax.grad, jax.jit(jax.grad), torch eager autograd and tangent
 (tangent-ad). A library that is not installed shows
 "not installed" in its column; ``pip install -e ".[bench]"`` installs them all.
@@ -82,7 +82,7 @@ import workloads  # noqa: E402
 from workloads import Workload, rebind  # noqa: E402
 
 import srcgrad  # noqa: E402
-from srcgrad.passes import FORWARD_LANES  # noqa: E402
+from srcgrad.passes import AUTO_FORWARD  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 RTOL = 1e-8  # max |g - hand| / max |hand|, per gradient array
@@ -167,8 +167,6 @@ def prep_hand(w: Workload, args: tuple) -> Prepared:
 def prep_srcgrad(mode: str) -> Callable[[Workload, tuple], Prepared]:
     def prep(w: Workload, args: tuple) -> Prepared:
         size = sum(int(np.size(args[i])) for i in w.wrt)
-        if mode == "auto" and size > FORWARD_LANES:
-            raise Unavailable(f"reverse: {size} inputs")  # (the reverse column's time)
         if mode == "forward" and size > FORWARD_MAX_INPUTS:
             raise Unavailable(f"skipped: {size} inputs")
         derivative = srcgrad.grad(w.f, wrt=_wrt(w), mode=mode)
@@ -510,9 +508,8 @@ def report(rows: list[Row], elapsed: float, load_before: str) -> str:
         f"(relative error at most {RTOL:g}) before it was timed: a cell without a time "
         "says why. `numpy f` is the primal alone, for scale. srcgrad forward mode is "
         f"timed only where the differentiated input has at most {FORWARD_MAX_INPUTS} "
-        'elements. `srcgrad auto` is `mode="auto"`: forward mode, in one pass of a '
-        f"vector JVP, up to {FORWARD_LANES} input elements; above, reverse mode, which "
-        "the reverse column times.",
+        'elements. `srcgrad auto` is `mode="auto"`: forward mode (one pass carrying '
+        f"a tangent per input) for up to {AUTO_FORWARD} numbers, else reverse mode.",
         "",
         time_table(rows),
         "",

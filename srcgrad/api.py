@@ -32,9 +32,11 @@ def grad(
     forward-mode code: for up to ``srcgrad.passes.FORWARD_LANES`` (8) input
     elements in all, one pass that computes the primal once and carries a
     tangent per element; for more, one pass per element. ``mode="auto"``
-    decides at each call from the arguments: forward mode for 1 to 8 real
-    input elements (no dask arrays), reverse mode otherwise (a derivative of
-    it differentiates the reverse-mode code). With ``has_aux=True``
+    decides at each call from the arguments: forward mode when the ``wrt``
+    arguments are one or two real numbers in all (``srcgrad.passes.AUTO_FORWARD``;
+    scalars, 0-d arrays, leaves of pytrees), reverse mode otherwise, arrays of
+    rank 1 or more included (a derivative of it differentiates the reverse-mode
+    code). With ``has_aux=True``
     ``func`` returns ``(value, aux)``, only ``value`` is differentiated, and
     the callable returns ``(gradient, aux)`` (JAX's meaning).
     """

@@ -666,7 +666,7 @@ def test_derivatives_that_run_the_function_once_take_a_generator():
     assert_close(srcgrad.grad(noisy, mode="forward")(np.array([1.5]), rng), [3.0])  # one pass
     # up to FORWARD_LANES elements, one pass of the vector JVP
     assert_close(srcgrad.grad(noisy, mode="forward")(X, rng), 2 * X)
-    assert_close(srcgrad.grad(noisy, mode="auto")(X, rng), 2 * X)
+    assert_close(srcgrad.grad(noisy, mode="auto")(X, rng), 2 * X)  # (reverse mode)
     assert_close(srcgrad.jvp(noisy)(X, rng, np.ones(3))[1], np.sum(2 * X))
 
 

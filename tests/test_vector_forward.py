@@ -9,7 +9,7 @@ checked in the vector form against the per-element form (``FORWARD_LANES`` set t
 reverse mode, autograd running the same source and central finite differences; the
 generated source is checked to compute each primal statement once; second order
 (``hessian``, grad of a forward-mode grad) is checked against autograd. ``mode="auto"``
-is forward mode up to ``FORWARD_LANES`` elements and reverse mode above.
+is forward mode for up to ``AUTO_FORWARD`` numbers and reverse mode otherwise.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from autograd_oracle import autograd_twin
 
 import srcgrad
 import srcgrad.passes
-from srcgrad.passes import FORWARD_LANES
+from srcgrad.passes import AUTO_FORWARD, FORWARD_LANES
 
 # -- the corpus -------------------------------------------------------------------------
 
@@ -394,18 +394,36 @@ def test_second_order_over_forward_mode_gradients(func, args):
 # -- mode="auto" ------------------------------------------------------------------------
 
 
-def test_auto_is_forward_mode_for_few_elements_and_reverse_for_many():
-    d = srcgrad.grad(small_array, wrt=(0, 1), mode="auto")
-    few = d(np.array([0.3, -0.5, 0.9]), 1.7)
-    assert "4 directions at once" in d.source
-    np.testing.assert_allclose(few[0], srcgrad.grad(small_array)(np.array([0.3, -0.5, 0.9]), 1.7))
-    x = np.linspace(0.1, 1.0, FORWARD_LANES)  # FORWARD_LANES + 1 with y
-    many = d(x, 1.7)
+def test_auto_is_forward_mode_for_up_to_auto_forward_numbers():
+    assert AUTO_FORWARD == 2  # (the cases below are chosen around it)
+    d = srcgrad.grad(euler2, wrt=(0, 1), mode="auto")
+    args = (2.0, 0.1, 1.0, 0.0, 0.01, 50)
+    got = d(*args)
+    assert "2 directions at once" in d.source
+    np.testing.assert_allclose(got, srcgrad.grad(euler2, wrt=(0, 1))(*args), rtol=1e-12)
+    d = srcgrad.grad(euler2, wrt=(0, 1, 2), mode="auto")  # three numbers: reverse mode
+    got = d(*args)
     assert "Reverse-mode gradient" in d.source
-    np.testing.assert_allclose(many[0], srcgrad.grad(small_array)(x, 1.7), rtol=1e-12)
-    again = d(np.array([0.3, -0.5, 0.9]), 1.7)  # (each call decides: the cache keeps both)
-    assert "4 directions at once" in d.source
-    np.testing.assert_array_equal(again[0], few[0])
+    np.testing.assert_allclose(got, srcgrad.grad(euler2, wrt=(0, 1, 2))(*args), rtol=1e-12)
+
+
+def test_auto_is_reverse_mode_for_arrays_and_each_call_decides():
+    d = srcgrad.grad(small_array, wrt=(0, 1), mode="auto")
+    x = np.array([0.3, -0.5, 0.9])
+    got = d(x, 1.7)
+    assert "Reverse-mode gradient" in d.source
+    np.testing.assert_allclose(got[0], srcgrad.grad(small_array)(x, 1.7), rtol=1e-12)
+    d(np.array([0.3]), 1.7)  # one element of a 1-d array: reverse mode too
+    assert "Reverse-mode gradient" in d.source
+    x0 = np.array(0.3)  # a 0-d array and a number: forward mode, the cache keeps both
+    got = d(x0, 1.7)
+    assert "2 directions at once" in d.source
+    want = srcgrad.grad(small_array, wrt=(0, 1))(x0, 1.7)
+    for g, w in zip(got, want):
+        assert_same_kind(g, w)
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    d(x, 1.7)
+    assert "Reverse-mode gradient" in d.source
     assert repr(d).endswith("mode='auto'>")
 
 
@@ -418,17 +436,25 @@ def test_auto_with_one_scalar_is_the_plain_jvp_and_agrees():
     np.testing.assert_allclose(g, want[1], rtol=1e-12)
 
 
-def test_auto_takes_keywords_has_aux_and_pytrees():
+def test_auto_takes_keywords_has_aux_and_pytrees_of_numbers():
     d = srcgrad.grad(aux, wrt=(0, 1), mode="auto", has_aux=True)
     (ga, gb), extra = d(b=-0.6, a=0.8)
     assert "directions at once" in d.source
     (ra, rb), _ = srcgrad.grad(aux, wrt=(0, 1), has_aux=True)(0.8, -0.6)
     np.testing.assert_allclose([ga, gb], [ra, rb], rtol=1e-13)
-    p = {"a": 1.3, "b": np.array([0.2, -0.4]), "c": (0.5, 2.0)}
-    f = srcgrad.grad(lambda p: np.sum(pytree_of_scalars(p, 1.0)), mode="auto")
-    got = f(p)
-    assert "directions at once" in f.source
-    assert type(got["c"]) is tuple
+
+    def f(p):
+        return p["a"] * np.sin(p["c"][0]) * p["c"][1]
+
+    p = {"a": 1.3, "c": (0.5, 2.0)}
+    got = srcgrad.grad(f, mode="auto")(p)  # three numbers: reverse mode
+    want = srcgrad.grad(f)(p)
+    assert got == want and type(got["c"]) is tuple
+    q = {"a": 1.3, "c": 0.5}
+    g = srcgrad.grad(lambda q: q["a"] * np.sin(q["c"]), mode="auto")
+    got = g(q)
+    assert "2 directions at once" in g.source
+    assert got == srcgrad.grad(lambda q: q["a"] * np.sin(q["c"]))(q)
 
 
 def test_auto_is_reverse_mode_for_complex_arguments():
