@@ -351,6 +351,14 @@ def test_a_callee_gets_a_vector_jvp_of_the_directions_its_arguments_carry():
     assert "return (out, out_dot_a, out_dot_b)" in nested_jvp
 
 
+def test_a_factor_the_directions_share_is_computed_once():
+    d = srcgrad.grad(small_array, wrt=(0, 1), mode="forward")
+    d(np.array([0.3, -0.5, 0.9]), 1.7)
+    body = ast.unparse(_function(d.source, "jvp_small_array"))
+    assert body.count("np.cos(x)") == 1 and body.count("prod_others(x)") == 1
+    assert body.count("x_dot_x0") == 2  # (the parameter and its one use)
+
+
 def test_more_elements_than_forward_lanes_run_one_pass_each():
     x = np.linspace(0.1, 1.0, FORWARD_LANES + 1)
     d = srcgrad.grad(small_array, mode="forward")
