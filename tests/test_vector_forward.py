@@ -490,3 +490,13 @@ def test_a_bad_mode_names_the_three(make):
 def test_jacobian_has_no_auto_mode_and_says_so():
     with pytest.raises(ValueError, match=r"mode='auto' is grad's and value_and_grad's"):
         srcgrad.jacobian(two_scalars, mode="auto")
+
+
+def test_the_vector_form_of_a_gradient_of_a_jvp():
+    j = srcgrad.jvp(two_scalars, wrt=0)
+    forward = srcgrad.grad(j, wrt=(0, 1), mode="forward")
+    got = forward(0.7, -1.3, 1.0)
+    assert "2 directions at once" in forward.source
+    want = autograd.grad(autograd.grad(autograd_twin(two_scalars), 0), (0, 1))(0.7, -1.3)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got, srcgrad.grad(j, wrt=(0, 1))(0.7, -1.3, 1.0), rtol=1e-13)
