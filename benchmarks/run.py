@@ -4,9 +4,10 @@ side by side in one process.
     python benchmarks/run.py                 # all workloads; writes benchmarks/RESULTS.md
     python benchmarks/run.py --only rnn tiny # a subset; prints, writes nothing
 
-Methods: the numpy primal, the hand-written numpy gradient, srcgrad (reverse, and
-forward where the input is small), autograd, jax.grad, jax.jit(jax.grad), torch
-eager autograd and tangent (tangent-ad). A library that is not installed shows
+Methods: the numpy primal, the hand-written numpy gradient, srcgrad (reverse,
+forward where the input is small, and mode="auto"),
+autograd, jax.grad, jax.jit(jax.grad), torch eager autograd and tangent
+(tangent-ad). A library that is not installed shows
 "not installed" in its column; ``pip install -e ".[bench]"`` installs them all.
 
 Everything is float64 and single-threaded: the BLAS thread variables are set
@@ -81,6 +82,7 @@ import workloads  # noqa: E402
 from workloads import Workload, rebind  # noqa: E402
 
 import srcgrad  # noqa: E402
+from srcgrad.passes import AUTO_FORWARD  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 RTOL = 1e-8  # max |g - hand| / max |hand|, per gradient array
@@ -227,6 +229,7 @@ METHODS: list[tuple[str, Callable[[Workload, tuple], Prepared]]] = [
     ("hand-written", prep_hand),
     ("srcgrad reverse", prep_srcgrad("reverse")),
     ("srcgrad forward", prep_srcgrad("forward")),
+    ("srcgrad auto", prep_srcgrad("auto")),
     ("autograd", prep_autograd),
     ("jax.grad", prep_jax(jit=False)),
     ("jax.jit(jax.grad)", prep_jax(jit=True)),
@@ -505,7 +508,8 @@ def report(rows: list[Row], elapsed: float, load_before: str) -> str:
         f"(relative error at most {RTOL:g}) before it was timed: a cell without a time "
         "says why. `numpy f` is the primal alone, for scale. srcgrad forward mode is "
         f"timed only where the differentiated input has at most {FORWARD_MAX_INPUTS} "
-        "elements.",
+        'elements. `srcgrad auto` is `mode="auto"`: forward mode (one pass carrying '
+        f"a tangent per input) for up to {AUTO_FORWARD} numbers, else reverse mode.",
         "",
         time_table(rows),
         "",

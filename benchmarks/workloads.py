@@ -222,6 +222,38 @@ def euler_args():
     return 2.0, 1.0, 0.0, 0.01, 2000
 
 
+def euler2(k, c, x0, v0, dt, n):
+    x = x0
+    v = v0
+    for _ in range(n):
+        a = -k * x - c * v
+        x = x + dt * v
+        v = v + dt * a
+    return x * x
+
+
+def euler2_grad(k, c, x0, v0, dt, n):
+    # two parameters: carry dx/dk, dv/dk, dx/dc, dv/dc forward in the one loop
+    x = x0
+    v = v0
+    dx_k = dv_k = dx_c = dv_c = 0.0
+    for _ in range(n):
+        a = -k * x - c * v
+        da_k = -x - k * dx_k - c * dv_k
+        da_c = -v - k * dx_c - c * dv_c
+        x = x + dt * v
+        dx_k = dx_k + dt * dv_k
+        dx_c = dx_c + dt * dv_c
+        v = v + dt * a
+        dv_k = dv_k + dt * da_k
+        dv_c = dv_c + dt * da_c
+    return 2.0 * x * dx_k, 2.0 * x * dx_c
+
+
+def euler2_args():
+    return 2.0, 0.1, 1.0, 0.0, 0.01, 2000
+
+
 # -- 5. vectorised Rosenbrock, 10**6 elements -------------------------------------------
 
 
@@ -391,6 +423,17 @@ WORKLOADS = [
         euler_grad,
         euler,
         static_argnums=(4,),
+    ),
+    Workload(
+        "euler2",
+        "the damped oscillator of euler with its damping c a parameter too, gradient "
+        "w.r.t. (k, c): the hand-written gradient carries both sensitivities forward",
+        euler2,
+        (0, 1),
+        euler2_args,
+        euler2_grad,
+        euler2,
+        static_argnums=(5,),
     ),
     Workload(
         "rosenbrock",

@@ -29,7 +29,14 @@ def grad(
     Works as ``grad(f)``, ``@grad`` and ``@grad(wrt="w")``. ``wrt`` names
     positional parameters by index or name; a tuple gives a tuple of
     gradients. ``mode="forward"`` computes the same numbers with
-    forward-mode code (one pass per input element). With ``has_aux=True``
+    forward-mode code: for up to ``srcgrad.passes.FORWARD_LANES`` (8) input
+    elements in all, one pass that computes the primal once and carries a
+    tangent per element; for more, one pass per element. ``mode="auto"``
+    decides at each call from the arguments: forward mode when the ``wrt``
+    arguments are one or two real numbers in all (``srcgrad.passes.AUTO_FORWARD``;
+    scalars, 0-d arrays, leaves of pytrees), reverse mode otherwise, arrays of
+    rank 1 or more included (a derivative of it differentiates the reverse-mode
+    code). With ``has_aux=True``
     ``func`` returns ``(value, aux)``, only ``value`` is differentiated, and
     the callable returns ``(gradient, aux)`` (JAX's meaning).
     """
@@ -43,8 +50,9 @@ def value_and_grad(
     mode: str = "reverse",
     has_aux: bool = False,
 ) -> Any:
-    """Like :func:`grad`, but the callable returns ``(func(...), gradient)``; with
-    ``has_aux=True``, ``((value, aux), gradient)``."""
+    """Like :func:`grad` (``mode`` too: ``"reverse"``, ``"forward"`` or ``"auto"``), but
+    the callable returns ``(func(...), gradient)``; with ``has_aux=True``, ``((value,
+    aux), gradient)``."""
     return _make("value_and_grad", func, wrt, mode=mode, has_aux=has_aux)
 
 

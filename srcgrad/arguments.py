@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
 
 _MODES = ("reverse", "forward")
+#: grad's and value_and_grad's: "auto" is forward mode for one or two numbers (see
+#: passes.auto_forward)
+_GRAD_MODES = (*_MODES, "auto")
 
 
 def _mode_over(inner: Derivative, kind: str, mode: str) -> str:

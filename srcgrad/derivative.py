@@ -12,7 +12,7 @@ from typing import Any
 
 from . import pytree
 from .arguments import (
-    _MODES,
+    _GRAD_MODES,
     Wrt,
     _check_differentiable,
     _keywords_parameter,
@@ -42,7 +42,7 @@ from .compiler.analyze.facts import is_function_value
 from .errors import SrcgradError
 from .nesting import Nesting
 from .origins import _in_user_code
-from .passes import _forward_grad
+from .passes import _forward_grad, auto_forward
 from .results import _fresh, _like_tree, _output_dtype, _tangent_like
 
 
@@ -72,8 +72,8 @@ class Derivative(Nesting):
             self._inner = func
         elif not inspect.isfunction(func):
             raise TypeError(_not_a_function(func, kind))
-        if mode not in _MODES:
-            raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+        if mode not in _GRAD_MODES:
+            raise ValueError(f"mode must be 'reverse', 'forward' or 'auto', not {mode!r}")
         if has_aux and self._inner is not None:
             raise TypeError("has_aux=True needs a Python function, not a derivative")
         self.has_aux = has_aux
@@ -112,6 +112,9 @@ class Derivative(Nesting):
         #: the vjp of a gradient or of a vjp: reverse mode over the function's jvp along
         #: the cotangent (see _vjp_of_reverse)
         self._over_reverse: Derivative | None = None
+        #: mode="auto": the same derivative in forward mode, for calls with few input
+        #: elements (made on the first such call; the others run this one, in reverse mode)
+        self._forward_twin: Derivative | None = None
         if kind == "vjp" and self._inner is not None and self._inner.kind in ("grad", "vjp"):
             self._over_reverse = _vjp_of_reverse(self._inner, self)
 
@@ -292,6 +295,8 @@ class Derivative(Nesting):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._over_reverse is not None:
             return self._call_over_reverse(args, kwargs)
+        if self.mode == "auto" and auto_forward(self, args, kwargs):
+            return self._call_forward_twin(args, kwargs)
         extras: Sequence[Any] = ()
         extra_count = self._extra_count
         if extra_count:
@@ -347,6 +352,17 @@ class Derivative(Nesting):
                 _remember(self._quick_by_code, _code_key(quick), call)
                 likes = call.likes
         return self._finish(derived, values, extras, likes)
+
+    def _call_forward_twin(self, args: tuple, kwargs: dict) -> Any:
+        """A call of a ``mode="auto"`` derivative run in forward mode, by its twin."""
+        if self._forward_twin is None:
+            wrt = tuple(self.wrt) if self._wrt_tuple else self.wrt[0]
+            self._forward_twin = Derivative(
+                self._inner or self.__wrapped__, self.kind, wrt, "forward", self.has_aux
+            )
+        result = self._forward_twin(*args, **kwargs)
+        self._last = self._forward_twin._last  # (what .source shows)
+        return result
 
     def _extra_labels(self) -> list[str]:
         """What the arguments after the function's are called in messages."""
@@ -427,7 +443,7 @@ class Derivative(Nesting):
         these ``likes``, with nothing left to decide; None for the others."""
         if (
             self.kind not in ("grad", "value_and_grad")
-            or self.mode != "reverse"
+            or self.mode == "forward"
             or self.has_aux
             or self._wrt_tuple
         ):

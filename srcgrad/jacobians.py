@@ -45,7 +45,8 @@ class Jacobian:
 
     def __init__(self, func: Callable[..., Any], wrt: Wrt, mode: str = "reverse") -> None:
         if mode not in _MODES:
-            raise ValueError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+            auto = " (mode='auto' is grad's and value_and_grad's)" if mode == "auto" else ""
+            raise ValueError(f"jacobian's mode must be 'reverse' or 'forward'{auto}, not {mode!r}")
         if isinstance(func, Derivative):
             over_reverse = func._inner is None and not func.has_aux  # (see _vjp_of_reverse)
             if func.kind in ("grad", "vjp") and mode == "reverse" and not over_reverse:

@@ -1,7 +1,9 @@
-"""Derivatives that run the user's function more than once: ``grad`` and
-``value_and_grad`` in forward mode (one Jacobian-vector product per input element), and
-``_Passes``, the check every such derivative (``jacobian``, ``hessian`` too) makes that
-each pass computes what the first did."""
+"""``grad`` and ``value_and_grad`` in forward mode: up to ``FORWARD_LANES`` input
+elements, one vector Jacobian-vector product that runs the function once and carries a
+tangent per element; above it (and for dask arrays), one Jacobian-vector product per
+input element. And ``_Passes``, the check every derivative that runs the user's function
+more than once (``jacobian``, ``hessian`` too) makes that each pass computes what the
+first did."""
 
 from __future__ import annotations
 
@@ -26,18 +28,76 @@ if TYPE_CHECKING:
     from .derivative import Derivative
 
 
+#: ``grad(..., mode="forward")`` carries the tangents of up to this many input elements
+#: in one pass (a vector JVP)
+FORWARD_LANES = 8
+
+#: ``mode="auto"`` is forward mode for up to this many numbers (Python or numpy scalars,
+#: 0-d arrays), reverse mode for more and for any array of rank 1 or more. Measured
+#: (benchmarks/workloads.py, forward time / reverse time): the Euler loop on Python
+#: floats 0.89 with respect to k, 0.97 to (k, c), 1.55 to four numbers; 40 elementwise
+#: operations on arrays 1.7 for one element, 2.4 for two, 7.5 for eight.
+AUTO_FORWARD = 2
+
+
+def wrt_elements(values: Sequence[Any]) -> int:
+    """How many elements the ``wrt`` arguments ``values`` have in all (their leaves')."""
+    return sum(math.prod(np.shape(leaf)) for v in values for leaf in pytree.leaves(v))
+
+
+#: the types of arguments that are neither pytrees nor dask arrays (exactly these)
+_PLAIN = frozenset(
+    {float, int, bool, type(None), np.ndarray, np.float64, np.float32, np.float16, np.int64}
+)
+
+
+def auto_forward(derivative: Derivative, args: tuple, kwargs: dict) -> bool:
+    """Whether a call of a ``mode="auto"`` derivative runs in forward mode: when its
+    wrt arguments are from 1 to ``AUTO_FORWARD`` real numbers in all (leaves of pytrees
+    included; no array of rank 1 or more, no dask array); else reverse mode."""
+    if not kwargs and len(args) == len(derivative._params):
+        values = [args[i] for i in derivative._wrt_index]
+    else:
+        try:
+            bound = derivative._bind(args, kwargs)
+        except TypeError:  # (the reverse-mode call says what is wrong)
+            return False
+        values = [bound[i] for i in derivative._wrt_index]
+    if all(type(v) in _PLAIN for v in values):  # (the common case, quickly)
+        leaves = values
+    else:
+        leaves = [leaf for v in values for leaf in pytree.leaves(v)]
+        if any(is_dask(leaf) for leaf in leaves):
+            return False
+    return 0 < len(leaves) <= AUTO_FORWARD and all(
+        np.ndim(leaf) == 0 and not np.iscomplexobj(leaf) for leaf in leaves
+    )
+
+
 def _forward_grad(derivative: Derivative, derived: driver.Derived, values: list[Any]) -> Any:
-    """A gradient by forward mode: one Jacobian-vector product per input element, each
-    of which must see the function give the same value (see ``_Passes``)."""
-    indices = [derivative._params.index(w) for w in derivative.wrt]
-    wrt_values = [values[i] for i in indices]
+    """A gradient by forward mode: the Jacobian-vector product of ``derived`` along
+    each input element's basis tangent, all in one pass of its vector JVP for up to
+    ``FORWARD_LANES`` elements, else one pass each, each of which must see the function
+    give the same value (see ``_Passes``)."""
+    wrt_values = [values[i] for i in derivative._wrt_index]
+    if all(type(v) in _PLAIN for v in values):  # (the common case, with no pytree walks)
+        counts = tuple(1 if type(v) is not np.ndarray else v.size for v in wrt_values)
+        if counts == (1,) or 1 < sum(counts) <= FORWARD_LANES:
+            value, grads = _plain_vector_pass(derivative, derived, values, wrt_values, counts)
+            return _forward_result(derivative, value, grads, values)
     zeros = [_zero_tangent(v) for v in wrt_values]
     # a call with dask arrays: every derivative stays lazy (a float's and a numpy
     # array's too), stacked at the end; computing each would compute the graph
     lazy = any(is_dask(leaf) for v in values for leaf in pytree.leaves(v))
-    count = sum(math.prod(np.shape(leaf)) for v in wrt_values for leaf in pytree.leaves(v))
+    count = wrt_elements(wrt_values)
     what = f"{derivative.kind}(..., mode='forward')"
-    passes = _Passes(derivative, what, values, count, "element")
+    vector = None
+    if 1 < count <= FORWARD_LANES and not lazy:
+        counts = tuple(wrt_elements([v]) for v in wrt_values)
+        vector = derived.with_lanes(counts)
+        derivative._last = vector  # (what .source shows)
+        seeds = []  # each direction's tangent of its parameter, in the order of lanes
+    passes = _Passes(derivative, what, values, count if vector is None else 1, "element")
     value = None
     grads = []
     for k, tree in enumerate(wrt_values):
@@ -48,10 +108,12 @@ def _forward_grad(derivative: Derivative, derived: driver.Derived, values: list[
             grad = np.zeros(np.shape(v), dtype=dtype) if not lazy else []
             for index in np.ndindex(np.shape(v)):
                 basis = _basis(v, index)
+                seed = _unflatten(tree, [basis if i == j else None for i in range(len(flat))])
+                if vector is not None:
+                    seeds.append(seed)
+                    continue
                 tangents = list(zeros)
-                tangents[k] = _unflatten(
-                    tree, [basis if i == j else None for i in range(len(flat))]
-                )
+                tangents[k] = seed
                 value, dout = _one_pass(derivative, derived, values, tangents, passes)
                 if lazy:
                     grad.append(dout)
@@ -61,16 +123,94 @@ def _forward_grad(derivative: Derivative, derived: driver.Derived, values: list[
                     grad[index] = float(dout)  # a host number, whatever the backend
             if lazy:
                 grad = _stacked(grad, v)
-            leaf_grads.append(_like(grad, v))
-        grads.append(_unflatten(tree, leaf_grads))
+            leaf_grads.append(grad if vector is not None else _like(grad, v))
+        grads.append(_unflatten(tree, leaf_grads) if vector is None else leaf_grads)
+    if vector is not None:
+        value, grads = _one_vector_pass(derivative, vector, values, seeds, wrt_values, grads)
     if not wrt_values or value is None:  # (no elements: no pass ran)
         value = call_with(derivative.__wrapped__, _copied(values))
         if derivative._tangent_output:
             value = value[1]
+    return _forward_result(derivative, value, grads, values)
+
+
+def _forward_result(derivative: Derivative, value: Any, grads: list[Any], values: list[Any]) -> Any:
+    """What a forward-mode ``grad`` or ``value_and_grad`` returns, from the function's
+    ``value`` and the gradient of each wrt argument."""
     result = grads[0] if not derivative._wrt_tuple else tuple(grads)
     if derivative.has_aux and derivative.kind == "grad":  # value is (value, aux)
         return result, value[1]
     return (_fresh(value, values), result) if derivative.kind == "value_and_grad" else result
+
+
+def _plain_vector_pass(
+    derivative: Derivative,
+    derived: driver.Derived,
+    values: list[Any],
+    wrt_values: list[Any],
+    counts: tuple[int, ...],
+) -> tuple[Any, list[Any]]:
+    """The one pass of a forward-mode gradient by the vector JVP of ``derived`` (by
+    ``derived`` itself for one element) for arguments that are numbers and numpy
+    arrays (``counts``: each wrt argument's elements): the function's value and each
+    wrt argument's gradient, what ``_one_vector_pass`` (or ``_one_pass``) gives."""
+    vector = derived if counts == (1,) else derived.with_lanes(counts)
+    derivative._last = vector  # (what .source shows)
+    seeds = []
+    for v in wrt_values:
+        if type(v) is np.ndarray:
+            seeds += [_basis(v, index) for index in np.ndindex(v.shape)]
+        else:
+            seeds.append(type(v)(1.0))
+    value, *douts = vector.function(*values, *seeds)
+    for dout in douts:
+        if type(dout) is float:
+            continue
+        if pytree.is_node(dout) or np.ndim(dout) != 0:
+            raise ValueError(_not_scalar(derivative.__name__, dout, derivative.has_aux))
+        if np.iscomplexobj(dout):
+            raise TypeError(_COMPLEX_GRADIENT)
+    grads = []
+    start = 0
+    for v, count in zip(wrt_values, counts):
+        if type(v) is float:
+            grads.append(float(douts[start]))
+        else:
+            dtype = v.dtype if getattr(v, "dtype", None) is not None else np.float64
+            grad = np.array([float(d) for d in douts[start : start + count]], dtype=dtype)
+            grads.append(_like(grad.reshape(np.shape(v)), v))
+        start += count
+    return value, grads
+
+
+def _one_vector_pass(
+    derivative: Derivative,
+    vector: driver.Derived,
+    values: list[Any],
+    seeds: list[Any],
+    wrt_values: list[Any],
+    grads: list[list[Any]],
+) -> tuple[Any, list[Any]]:
+    """The one pass of a forward-mode gradient by the vector JVP ``vector``: the
+    function's value and its derivatives along ``seeds``, written into ``grads`` (for
+    each wrt argument, each leaf's gradient, of its shape and dtype) in the order of the
+    seeds (each argument's leaves, each leaf's elements in C order); returns the value
+    and each argument's gradient shaped like it."""
+    value, *douts = vector.function(*map(pytree.plain, values), *map(pytree.plain, seeds))
+    douts = iter(douts)
+    shaped = []
+    for tree, leaf_grads in zip(wrt_values, grads):
+        leaves = pytree.leaves(tree)
+        for grad, v in zip(leaf_grads, leaves):
+            for index in np.ndindex(np.shape(v)):
+                dout = next(douts)
+                if pytree.is_node(dout) or np.ndim(dout) != 0:
+                    raise ValueError(_not_scalar(derivative.__name__, dout, derivative.has_aux))
+                if np.iscomplexobj(dout):
+                    raise TypeError(_COMPLEX_GRADIENT)
+                grad[index] = float(dout)  # a host number, whatever the backend
+        shaped.append(_unflatten(tree, [_like(g, v) for g, v in zip(leaf_grads, leaves)]))
+    return value, shaped
 
 
 def _basis(v: Any, index: tuple[int, ...]) -> Any:

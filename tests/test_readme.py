@@ -43,6 +43,16 @@ def smooth(x, a):
     return np.sum(y * y)
 
 
+def euler2(k, c, x0, v0, dt, n):
+    x = x0
+    v = v0
+    for _ in range(n):
+        a = -k * x - c * v
+        x = x + dt * v
+        v = v + dt * a
+    return x * x
+
+
 def _loss_args():  # "for a 1-D w and 2-D x"
     rng = np.random.default_rng(0)
     return rng.standard_normal(3), rng.standard_normal((5, 3)), rng.random(5)
@@ -67,8 +77,12 @@ GENERATED = {
     "grad_loss": (srcgrad.grad(loss), _loss_args),
     "grad_rnn": (srcgrad.grad(rnn, wrt=(0, 1)), _rnn_args),
     "grad_smooth": (srcgrad.grad(smooth, wrt=(0, 1)), _smooth_args),
+    "jvp_euler2": (
+        srcgrad.grad(euler2, wrt=(0, 1), mode="forward"),
+        lambda: (2.0, 0.1, 1.0, 0.0, 0.01, 100),
+    ),
 }
-USER = {"loss": loss, "rnn": rnn, "smooth": smooth}
+USER = {"loss": loss, "rnn": rnn, "smooth": smooth, "euler2": euler2}
 
 
 def python_blocks() -> list[str]:

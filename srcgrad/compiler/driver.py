@@ -16,6 +16,7 @@ import ast
 import contextlib
 import copy
 import dataclasses
+import functools
 import gc
 import math
 from collections.abc import Callable, Iterator
@@ -40,7 +41,7 @@ from .optimize import optimize
 from .parse import ParsedFunction, env_is_current, parse
 from .transform.builder import HELPERS, Builder
 from .transform.callees import Callees
-from .transform.forward import forward
+from .transform.forward import Lane, forward
 from .transform.naming import Namer
 from .transform.own_pair import own_derivative, through_pair
 from .transform.reverse import reverse
@@ -74,11 +75,27 @@ class Derived:
     #: the parameters the function writes into, which the code copies first
     #: (``normalize.arguments``): an argument for one must share no memory with another
     copied: tuple[str, ...] = ()
+    #: of a JVP: how to make its vector JVPs (``derive`` with the same arguments, given
+    #: ``lanes``), and those made, by the number of directions of each wrt parameter
+    remake: Callable[..., Derived] | None = field(default=None, repr=False)
+    vectors: dict[tuple[int, ...], Derived] = field(default_factory=dict, repr=False)
 
     def is_current(self) -> bool:
         """Whether every function it calls still has the code and free names it was
         made from (the entry point's own are checked by the caller's cache)."""
         return all(env_is_current(parsed) for parsed in self.callees)
+
+    def with_lanes(self, counts: tuple[int, ...]) -> Derived:
+        """The vector JVP of this JVP's function carrying ``counts[i]`` directions for
+        its ``i``-th wrt parameter at once (made on first use): it takes the primal's
+        arguments, then each direction's tangent, and returns ``(value, tangent, ...)``,
+        one tangent per direction. A direction of a parameter with one element is
+        named after it (``x_dot_k``), the others by their index too (``x_dot_w0``)."""
+        made = self.vectors.get(counts)
+        if made is None or not made.is_current():
+            assert self.remake is not None, "with_lanes of a JVP only"
+            made = self.vectors[counts] = self.remake(counts)
+        return made
 
 
 def _count(stage: str) -> None:
@@ -151,13 +168,17 @@ class Program:
             ranks_by_name = dict(zip([a.arg for a in norm.tree.args.args], ranks))
             _count("analyze")
             mode = "jvp" if kind == "jvp" else "vjp"
+            lanes = wrt if wrt and isinstance(wrt[0], Lane) else None
+            if lanes is not None:  # (a vector JVP: each lane's seeds, in order of parameters)
+                seeded = {p for lane in lanes for p in lane.seeds}
+                wrt = tuple(a.arg for a in norm.tree.args.args if a.arg in seeded)
             norm, facts = analyzed(
                 norm, list(wrt), ranks_by_name, mode, floats=floats, statics=dict(statics)
             )
             builder = self.builder(norm, facts)
             _count("transform")
             if kind == "jvp":
-                fused = forward(norm, facts, list(wrt), builder)
+                fused = forward(norm, facts, list(wrt), builder, lanes)
             else:
                 fused = reverse(norm, facts, list(wrt), builder, "split")
             fused = _optimize(fused, norm, facts, builder)
@@ -274,13 +295,17 @@ def derive(
     floats: frozenset[str] = frozenset(),
     statics: dict[str, Any] | None = None,
     complexes: frozenset[str] = frozenset(),
+    counts: tuple[int, ...] | None = None,
 ) -> Derived:
     """Analyze, transform, optimize and emit one derivative of ``norm``. ``wide``: for
     array parameters, which axes of their arguments are not of length 1 (shapes the
     code may rely on); ``floats``: the parameters whose arguments are floats;
     ``statics``: the parameters whose arguments are functions, with those functions;
-    ``complexes``: those whose arguments are complex."""
+    ``complexes``: those whose arguments are complex. ``counts`` (a jvp only): a vector
+    JVP carrying that many directions for each wrt parameter (see
+    :meth:`Derived.with_lanes`); a JVP made without it can make those."""
     assert kind in KINDS, kind
+    lanes = None if counts is None else _lanes(wrt, counts)
     with _collector_paused():
         _count("analyze")
         mode = "jvp" if kind == "jvp" else "vjp"
@@ -292,7 +317,7 @@ def derive(
         program, builder = _program(norm, facts)
         _count("transform")
         if kind == "jvp":
-            func = forward(norm, facts, wrt, builder)
+            func = forward(norm, facts, wrt, builder, lanes)
         else:
             func = reverse(norm, facts, wrt, builder, kind)
         if trace is not None:
@@ -303,10 +328,15 @@ def derive(
         if norm.errstate:
             program.errstate[func.name] = norm.errstate
         program.build()
-        kinds = (ranks or {}, floats, statics or {}, complexes)
-        func = _own_derivative(norm, facts, kind, wrt, func, program, builder, trace, kinds)
-        derived = _emitted(norm, kind, func, program, builder, backend, trace)
+        if lanes is None:  # (a vector JVP calls its callees' vector JVPs as they are)
+            kinds = (ranks or {}, floats, statics or {}, complexes)
+            func = _own_derivative(norm, facts, kind, wrt, func, program, builder, trace, kinds)
+        derived = _emitted(norm, kind, func, program, builder, backend, trace, lanes)
         derived.copied = tuple(norm.copied)
+        if kind == "jvp" and counts is None:
+            derived.remake = functools.partial(
+                derive, norm, kind, wrt, ranks, backend, None, wide, floats, statics, complexes
+            )
         return derived
 
 
@@ -349,6 +379,17 @@ def _reachable(entry: ast.FunctionDef, functions: list[ast.FunctionDef]) -> list
                 seen.add(node.id)
                 todo.append(by_name[node.id])
     return [f for f in functions if f.name in seen]
+
+
+def _lanes(wrt: list[str], counts: tuple[int, ...]) -> tuple[Lane, ...]:
+    """The directions of a vector JVP: ``counts[i]`` for ``wrt[i]``, named after it
+    (``k``), with their index where there are several (``w0``, ``w1``)."""
+    assert len(counts) == len(wrt), (wrt, counts)
+    return tuple(
+        Lane(w if count == 1 else f"{w}{i}", (w,))
+        for w, count in zip(wrt, counts)
+        for i in range(count)
+    )
 
 
 @contextlib.contextmanager
@@ -412,6 +453,7 @@ def _emitted(
     builder: Builder,
     backend: Backend,
     trace: dict[str, str] | None,
+    lanes: tuple[Lane, ...] | None = None,
 ) -> Derived:
     """The module of ``func`` and its callees' derivatives, compiled."""
     _count("emit")
@@ -421,7 +463,8 @@ def _emitted(
             if f.name in program.errstate:
                 emit_stage.in_errstate(f, program.errstate[f.name], builder.xp)
     where = f"{parsed.locator.filename}:{parsed.tree.lineno}"
-    title = f"{_TITLES[kind]} of {parsed.func.__qualname__} ({where}), generated by srcgrad."
+    what = _TITLES[kind] if lanes is None else f"Forward mode ({len(lanes)} directions at once)"
+    title = f"{what} of {parsed.func.__qualname__} ({where}), generated by srcgrad."
     text, bindings = emit_stage.render(
         [func, *program.functions],
         builder,

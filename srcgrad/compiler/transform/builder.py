@@ -156,6 +156,9 @@ class Builder:
         self.primal_of: dict[str, str] = {}
         #: the updates to check before their primal copies (set by the transform)
         self.checks: Mapping[ast.stmt, tuple[str, str]] = {}
+        #: the direction of a vector JVP whose tangents are named now (``x_dot_k``), or
+        #: None for the one direction of a plain JVP (``x_dot``)
+        self.lane: str | None = None
 
     def helper(self, h: str) -> ast.Name:
         return name(self.helpers[h])
@@ -189,7 +192,11 @@ class Builder:
         return Symbols(fixed, self.helpers)
 
     def tangent(self, v: str) -> str:
-        t = self.namer.tangent(v)
+        t = (
+            self.namer.tangent(v)
+            if self.lane is None
+            else self.namer.derived(f"dot_{self.lane}", v)
+        )
         self.primal_of[t] = v
         return t
 

@@ -20,51 +20,130 @@ that).
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import dataclasses
 import inspect
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from ...rules import instantiate
+from ..analyze.activity import varied_from
 from ..analyze.checks import check_mode
-from ..analyze.facts import TREE, Facts, is_function_value, makes_sequence
+from ..analyze.facts import TREE, Facts, is_append, is_function_value, makes_sequence
 from ..analyze.in_place import in_place_checks
 from ..astwalk import copy_tree, nodes
 from ..normalize.lower import Normalized
 from .builder import Builder, add, assign, comment, name
+from .shared_factors import share_factors
 
 
-def forward(norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) -> ast.FunctionDef:
+@dataclass(frozen=True)
+class Lane:
+    """One direction of a vector JVP: the parameters it seeds (given a tangent argument;
+    the others have none in it) and the suffix of its tangents' names (``x_dot_k``)."""
+
+    suffix: str
+    seeds: tuple[str, ...]
+
+
+def forward(
+    norm: Normalized,
+    facts: Facts,
+    wrt: list[str],
+    builder: Builder,
+    lanes: tuple[Lane, ...] | None = None,
+) -> ast.FunctionDef:
+    """The JVP of ``norm``; with ``lanes``, a vector JVP: the primal once and, after each
+    active statement, one tangent statement per direction in which it is active (its
+    activity from that direction's seeds alone), returning ``(value, out_dot_a,
+    out_dot_b, ...)``::
+
+        y = x * w                 y = x * w
+        return y          ==>     y_dot_x = x_dot_x * w
+                                  y_dot_w = w_dot_w * x
+                                  return (y, y_dot_x, y_dot_w)
+    """
     check_mode(norm, facts, "jvp")
     builder.checks = in_place_checks(norm, facts)
     params = [a.arg for a in norm.tree.args.args]
+    ways = [_Way(None, tuple(wrt), facts)] if lanes is None else _ways(lanes, facts)
     # a parameter outside wrt that is given an active value on some path starts
     # with a zero tangent (dead code elimination drops it where no path needs it)
-    body: list[ast.stmt] = [
-        assign(builder.tangent(p), _zero(name(p), facts, builder))
-        for p in params
-        if p in facts.active and p not in wrt
-    ]
-    body += _block(norm.tree.body[:-1], facts, builder, _Origins(norm))
+    body: list[ast.stmt] = []
+    for way in ways:
+        with way.naming(builder):
+            body += [
+                assign(builder.tangent(p), _zero(name(p), way.facts, builder))
+                for p in params
+                if p in way.facts.active and p not in way.seeds
+            ]
+    body += _block(norm.tree.body[:-1], facts, ways, builder, _Origins(norm))
     out = facts.returned
-    if isinstance(out, ast.Name) and out.id in facts.active:
-        out_dot: ast.expr = name(builder.tangent(out.id))
-    elif isinstance(out, ast.Name) and _may_be_sequence(out.id, facts):  # an inactive tuple
-        out_dot = builder.call("zeros_seq", copy_tree(out))
-    elif isinstance(out, ast.Name) and facts.shape(out).rank is None:
-        out_dot = builder.call("zero_adjoint", copy_tree(out))  # (whatever it holds)
-    elif isinstance(out, ast.Name) or (
-        isinstance(out, ast.Constant) and not isinstance(out.value, tuple)
-    ):
-        out_dot = builder.xp_call("zeros_like", copy_tree(out))
-    else:  # a folded tuple, (1.0, 1.0): zeros of its structure
-        out_dot = builder.call("zero_adjoint", copy_tree(out))
     value: ast.expr = copy_tree(out)
     if norm.aux is not None:  # has_aux: ((value, aux), tangent)
         value = ast.Tuple(elts=[value, name(norm.aux)], ctx=ast.Load())
-    body.append(ast.Return(value=ast.Tuple(elts=[value, out_dot], ctx=ast.Load())))
-    tangents = [builder.tangent(w) for w in wrt]
+    returned = [value]
+    tangents = []
+    for way in ways:
+        with way.naming(builder):
+            returned.append(_out_tangent(out, way.facts, builder))
+            tangents += [builder.tangent(w) for w in way.seeds]
+    if lanes is None:  # (value, tangent)
+        returned = [value, returned[1]]
+    body.append(ast.Return(value=ast.Tuple(elts=returned, ctx=ast.Load())))
     return builder.function(f"jvp_{norm.tree.name}", params + tangents, body)
+
+
+@dataclass
+class _Way:
+    """A direction as the transform walks it: its lane's suffix (None for a plain JVP's
+    one direction), its seeds, and the facts with its own activity."""
+
+    suffix: str | None
+    seeds: tuple[str, ...]
+    facts: Facts
+
+    @contextlib.contextmanager
+    def naming(self, builder: Builder) -> Iterator[None]:
+        """Tangents named for this direction while it lasts."""
+        before, builder.lane = builder.lane, self.suffix
+        try:
+            yield
+        finally:
+            builder.lane = before
+
+
+def _ways(lanes: tuple[Lane, ...], facts: Facts) -> list[_Way]:
+    """Each lane with the facts of its own activity: what depends on its seeds (a copy
+    of ``facts`` sharing everything else; lanes of one parameter share theirs)."""
+    assigns = [s for s in facts.ops if isinstance(s, ast.Assign) or is_append(s)]
+    by_seeds: dict[tuple[str, ...], Facts] = {}
+    ways = []
+    for lane in lanes:
+        if lane.seeds not in by_seeds:
+            own = copy.copy(facts)
+            own.varied = varied_from(facts, assigns, list(lane.seeds))
+            own.__dict__.pop("_active", None)
+            by_seeds[lane.seeds] = own
+        ways.append(_Way(lane.suffix, lane.seeds, by_seeds[lane.seeds]))
+    return ways
+
+
+def _out_tangent(out: ast.expr, facts: Facts, builder: Builder) -> ast.expr:
+    """The tangent of the returned atom ``out``: its tangent, or zeros like it."""
+    if isinstance(out, ast.Name) and out.id in facts.active:
+        return name(builder.tangent(out.id))
+    if isinstance(out, ast.Name) and _may_be_sequence(out.id, facts):  # an inactive tuple
+        return builder.call("zeros_seq", copy_tree(out))
+    if isinstance(out, ast.Name) and facts.shape(out).rank is None:
+        return builder.call("zero_adjoint", copy_tree(out))  # (whatever it holds)
+    if isinstance(out, ast.Name) or (
+        isinstance(out, ast.Constant) and not isinstance(out.value, tuple)
+    ):
+        return builder.xp_call("zeros_like", copy_tree(out))
+    return builder.call("zero_adjoint", copy_tree(out))  # a folded tuple: zeros of it
 
 
 def _rank_of(a: ast.expr, facts: Facts) -> Any:
@@ -108,8 +187,9 @@ class _Origins:
 
 
 def _block(
-    stmts: list[ast.stmt], facts: Facts, builder: Builder, origins: _Origins
+    stmts: list[ast.stmt], facts: Facts, ways: list[_Way], builder: Builder, origins: _Origins
 ) -> list[ast.stmt]:
+    """Each statement's primal once, then its tangent in each direction it is active in."""
     out: list[ast.stmt] = []
     for stmt in stmts:
         op = facts.ops.get(stmt)
@@ -118,46 +198,56 @@ def _block(
         if isinstance(stmt, ast.Expr) and stmt in facts.ops:  # xs.append(v)
             out.append(copy_tree(stmt))
             op = facts.ops[stmt]
-            if op.target in facts.active:
-                item = _tangent_or_zero(op.args["v"], facts, builder)
-                grow = ast.Attribute(
-                    value=name(builder.tangent(op.target)), attr="append", ctx=ast.Load()
-                )
-                out.append(ast.Expr(value=ast.Call(func=grow, args=[item], keywords=[])))
+            for way in ways:
+                if op.target in way.facts.active:
+                    with way.naming(builder):
+                        item = _tangent_or_zero(op.args["v"], way.facts, builder)
+                        grow = ast.Attribute(
+                            value=name(builder.tangent(op.target)), attr="append", ctx=ast.Load()
+                        )
+                    out.append(ast.Expr(value=ast.Call(func=grow, args=[item], keywords=[])))
             continue
         if isinstance(stmt, ast.Assign):
             op = facts.ops[stmt]
-            if op.key == "pack":
-                out.append(copy_tree(stmt))
+            if op.call_args is not None and op.key not in ("pack", "setitem"):
                 if op.target in facts.active:
-                    items = [_tangent_or_zero(a, facts, builder) for a in stmt.value.elts]
-                    cls = ast.Tuple if isinstance(stmt.value, ast.Tuple) else ast.List
-                    out.append(assign(builder.tangent(op.target), cls(elts=items, ctx=ast.Load())))
-                continue
-            if op.key == "setitem":
-                out.extend(_setitem(stmt, facts, builder))
-                continue
-            if op.call_args is not None and op.target in facts.active:
-                out.append(_call(stmt, facts, builder))
-                continue
-            out.extend(builder.in_place_check(stmt))
+                    out.append(_call(stmt, facts, ways, builder))
+                    continue
+            if op.key not in ("pack", "setitem"):
+                out.extend(builder.in_place_check(stmt))
             out.append(copy_tree(stmt))
-            if op.target in facts.active:
-                out.append(_tangent(stmt, facts, builder))
+            groups = []
+            for way in ways:
+                if op.target in way.facts.active:
+                    with way.naming(builder):
+                        groups.append(_tangents(stmt, way.facts, builder))
+            out.extend(share_factors(groups, builder))
         elif isinstance(stmt, ast.If):
             new = copy.copy(stmt)
-            new.body = _block(stmt.body, facts, builder, origins.fresh()) or [ast.Pass()]
-            new.orelse = _block(stmt.orelse, facts, builder, origins.fresh())
+            new.body = _block(stmt.body, facts, ways, builder, origins.fresh()) or [ast.Pass()]
+            new.orelse = _block(stmt.orelse, facts, ways, builder, origins.fresh())
             origins.fresh()
             out.append(new)
         elif isinstance(stmt, (ast.For, ast.While)):
             new = copy.copy(stmt)
-            new.body = _block(stmt.body, facts, builder, origins.fresh())
+            new.body = _block(stmt.body, facts, ways, builder, origins.fresh())
             origins.fresh()
             out.append(new)
         else:
             out.append(copy_tree(stmt))
     return out
+
+
+def _tangents(stmt: ast.Assign, facts: Facts, builder: Builder) -> list[ast.stmt]:
+    """The tangent statements of an active assignment (its primal already emitted)."""
+    op = facts.ops[stmt]
+    if op.key == "pack":
+        items = [_tangent_or_zero(a, facts, builder) for a in stmt.value.elts]
+        cls = ast.Tuple if isinstance(stmt.value, ast.Tuple) else ast.List
+        return [assign(builder.tangent(op.target), cls(elts=items, ctx=ast.Load()))]
+    if op.key == "setitem":
+        return _setitem(stmt, facts, builder)
+    return [_tangent(stmt, facts, builder)]
 
 
 def call_signature(
@@ -192,22 +282,28 @@ def call_signature(
     return tuple(p for p, _ in active), ranks, floats, [a for _, a in active], tuple(statics)
 
 
-def _call(stmt: ast.Assign, facts: Facts, builder: Builder) -> ast.Assign:
-    """``r = f(a, b)`` becomes ``r, r_dot = jvp_f(a, b, a_dot)``: the callee's own jvp."""
+def _call(stmt: ast.Assign, facts: Facts, ways: list[_Way], builder: Builder) -> ast.Assign:
+    """``r = f(a, b)`` becomes ``r, r_dot = jvp_f(a, b, a_dot)``: the callee's own jvp;
+    in a vector JVP, ``r, r_dot_k, r_dot_c = jvp_f(a, b, a_dot_k, a_dot_c, b_dot_c)``:
+    the callee's vector JVP in the directions ``r`` is active in."""
     op = facts.ops[stmt]
     wrt, ranks, floats, active, statics = call_signature(op, facts)
-    (jvp_name,) = builder.callees.request(op.callee, "jvp", wrt, ranks, floats, statics)
     args = [copy_tree(a) for a in op.call_args]
-    args += [name(builder.tangent(a.id)) for a in active]
-    targets = ast.Tuple(
-        elts=[
-            ast.Name(id=op.target, ctx=ast.Store()),
-            ast.Name(id=builder.tangent(op.target), ctx=ast.Store()),
-        ],
-        ctx=ast.Store(),
-    )
+    targets: list[ast.expr] = [ast.Name(id=op.target, ctx=ast.Store())]
+    lanes = []
+    for way in ways:
+        if op.target not in way.facts.active:
+            continue
+        if way.suffix is not None:
+            wrt, _, _, active, _ = call_signature(op, way.facts)
+            lanes.append(Lane(way.suffix, wrt))
+        with way.naming(builder):
+            args += [name(builder.tangent(a.id)) for a in active]
+            targets.append(ast.Name(id=builder.tangent(op.target), ctx=ast.Store()))
+    kind_wrt = wrt if ways[0].suffix is None else tuple(lanes)
+    (jvp_name,) = builder.callees.request(op.callee, "jvp", kind_wrt, ranks, floats, statics)
     call = ast.Call(func=name(jvp_name), args=args, keywords=[])
-    return ast.Assign(targets=[targets], value=call)
+    return ast.Assign(targets=[ast.Tuple(elts=targets, ctx=ast.Store())], value=call)
 
 
 def _tangent_or_zero(atom: ast.expr, facts: Facts, builder: Builder) -> ast.expr:
@@ -230,18 +326,15 @@ def _zero(atom: ast.expr, facts: Facts, builder: Builder) -> ast.expr:
 
 
 def _setitem(stmt: ast.Assign, facts: Facts, builder: Builder) -> list[ast.stmt]:
-    """``y[i] = v`` and, for an active ``y``, ``y_dot = y_dot.copy(); y_dot[i] = v_dot``
+    """After ``y[i] = v``, for an active ``y``: ``y_dot = y_dot.copy(); y_dot[i] = v_dot``
     (a copy: the tangent may share memory with another)."""
-    out: list[ast.stmt] = [copy_tree(stmt)]
     op = facts.ops[stmt]
     y = op.target
-    if y not in facts.active:
-        return out
     y_dot = builder.tangent(y)
     fresh = ast.Call(
         func=ast.Attribute(value=name(y_dot), attr="copy", ctx=ast.Load()), args=[], keywords=[]
     )
-    out.append(assign(y_dot, fresh))
+    out: list[ast.stmt] = [assign(y_dot, fresh)]
     v = op.args["v"]
     value = (
         name(builder.tangent(v.id))
