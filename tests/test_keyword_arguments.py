@@ -68,8 +68,8 @@ def test_kwargs_as_autograd_has_them(f):
 
 
 def test_a_variant_per_set_of_keywords_in_the_generated_code():
-    derivative = srcgrad.grad(calls_with_keywords, mode="forward")
-    derivative(X)
+    derivative = srcgrad.jvp(calls_with_keywords)  # (a plain JVP: one direction)
+    derivative(X, X)
     source = derivative.source
     assert "def jvp_scaled(x, kw_a, kw_b, x_dot, kw_b_dot):" in source, source
     assert "def jvp_scaled_1(x, kw_a, x_dot, kw_a_dot):" in source, source
