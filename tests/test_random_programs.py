@@ -235,8 +235,9 @@ class Gen:
         if how == "neg":
             return f"(-{a})", b
         if how == "float":  # a cast to a float dtype: the identity
-            # (of a bare name, a copy: np.asarray would alias it, and locals never alias)
-            cast = "np.array" if a.isidentifier() else "np.asarray"
+            # (of a bare name, or a choice of values that may be one, a copy: np.asarray
+            # would alias it, and locals never alias)
+            cast = "np.array" if a.isidentifier() or _is_choice(a) else "np.asarray"
             return f"{cast}({a}, dtype=np.float64)", b
         if how == "int":  # to an integer dtype: piecewise constant (the twin sees its jumps)
             return f"np.asarray({a}, dtype=int)", b
@@ -867,6 +868,11 @@ def describe(program: Program, args: list[Any], wrt: tuple[int, ...]) -> str:
         f"\n--- program (shape {program.shape}, wrt={wrt}) ---\n{program.source}"
         f"--- arguments ---\n{shown}\n"
     )
+
+
+def _is_choice(expr: str) -> bool:
+    """Whether ``expr`` is ``(a if c else b)``, whose value may be a name's array."""
+    return isinstance(ast.parse(expr, mode="eval").body, ast.IfExp)
 
 
 def run_program(program: Program, directory: Any, data: Any) -> None:
