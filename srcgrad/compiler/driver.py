@@ -41,9 +41,9 @@ from .optimize import optimize
 from .parse import ParsedFunction, env_is_current, parse
 from .transform.builder import HELPERS, Builder
 from .transform.callees import Callees
-from .transform.forward import Lane, forward
+from .transform.forward import Lane, forward, lanes_of
 from .transform.naming import Namer
-from .transform.own_pair import own_derivative, through_pair
+from .transform.own_pair import entry_point
 from .transform.reverse import reverse
 from .transform.reverse.split import split
 
@@ -305,7 +305,7 @@ def derive(
     JVP carrying that many directions for each wrt parameter (see
     :meth:`Derived.with_lanes`); a JVP made without it can make those."""
     assert kind in KINDS, kind
-    lanes = None if counts is None else _lanes(wrt, counts)
+    lanes = None if counts is None else lanes_of(wrt, counts)
     with _collector_paused():
         _count("analyze")
         mode = "jvp" if kind == "jvp" else "vjp"
@@ -330,7 +330,11 @@ def derive(
         program.build()
         if lanes is None:  # (a vector JVP calls its callees' vector JVPs as they are)
             kinds = (ranks or {}, floats, statics or {}, complexes)
-            func = _own_derivative(norm, facts, kind, wrt, func, program, builder, trace, kinds)
+            own = entry_point(norm, facts, kind, wrt, func, program.functions, builder, kinds)
+            if own is not None:  # (a recursive function: a call of its own pair)
+                func, program.functions = own
+                if trace is not None:
+                    trace["optimize"] = unparse(func)
         derived = _emitted(norm, kind, func, program, builder, backend, trace, lanes)
         derived.copied = tuple(norm.copied)
         if kind == "jvp" and counts is None:
@@ -338,58 +342,6 @@ def derive(
                 derive, norm, kind, wrt, ranks, backend, None, wide, floats, statics, complexes
             )
         return derived
-
-
-def _own_derivative(
-    norm: Normalized,
-    facts: Facts,
-    kind: str,
-    wrt: list[str],
-    func: ast.FunctionDef,
-    program: Program,
-    builder: Builder,
-    trace: dict[str, str] | None,
-    kinds: tuple,
-) -> ast.FunctionDef:
-    """``func``, or where the function is recursive and the program made a derivative of
-    it for these argument kinds (its recursive calls), a call of that one (in forward
-    mode, that one itself); the program keeps the functions the entry point reaches."""
-    own = own_derivative(norm, kind, wrt, kinds, program.callees)
-    if own is None:
-        return func
-    if kind == "jvp":
-        func = next(f for f in program.functions if f.name == own[0])
-        program.functions.remove(func)
-    else:
-        func = through_pair(func, own, facts, kind, builder)
-    program.functions = _reachable(func, program.functions)
-    if trace is not None:
-        trace["optimize"] = unparse(func)
-    return func
-
-
-def _reachable(entry: ast.FunctionDef, functions: list[ast.FunctionDef]) -> list[ast.FunctionDef]:
-    """Of ``functions``, those ``entry`` calls, directly or through others (in order)."""
-    by_name = {f.name: f for f in functions}
-    seen: set[str] = set()
-    todo = [entry]
-    while todo:
-        for node in nodes(todo.pop()):
-            if isinstance(node, ast.Name) and node.id in by_name and node.id not in seen:
-                seen.add(node.id)
-                todo.append(by_name[node.id])
-    return [f for f in functions if f.name in seen]
-
-
-def _lanes(wrt: list[str], counts: tuple[int, ...]) -> tuple[Lane, ...]:
-    """The directions of a vector JVP: ``counts[i]`` for ``wrt[i]``, named after it
-    (``k``), with their index where there are several (``w0``, ``w1``)."""
-    assert len(counts) == len(wrt), (wrt, counts)
-    return tuple(
-        Lane(w if count == 1 else f"{w}{i}", (w,))
-        for w, count in zip(wrt, counts)
-        for i in range(count)
-    )
 
 
 @contextlib.contextmanager

@@ -48,6 +48,17 @@ class Lane:
     seeds: tuple[str, ...]
 
 
+def lanes_of(wrt: list[str], counts: tuple[int, ...]) -> tuple[Lane, ...]:
+    """The directions of a vector JVP: ``counts[i]`` for ``wrt[i]``, named after it
+    (``k``), with their index where there are several (``w0``, ``w1``)."""
+    assert len(counts) == len(wrt), (wrt, counts)
+    return tuple(
+        Lane(w if count == 1 else f"{w}{i}", (w,))
+        for w, count in zip(wrt, counts)
+        for i in range(count)
+    )
+
+
 def forward(
     norm: Normalized,
     facts: Facts,

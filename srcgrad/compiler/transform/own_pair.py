@@ -26,9 +26,48 @@ import ast
 from typing import Any
 
 from ..analyze.facts import Facts
+from ..astwalk import nodes
 from ..normalize.lower import Normalized
 from .builder import Builder, function_def, name
 from .callees import Callees, possible
+
+
+def entry_point(
+    norm: Normalized,
+    facts: Facts,
+    kind: str,
+    wrt: list[str],
+    func: ast.FunctionDef,
+    functions: list[ast.FunctionDef],
+    builder: Builder,
+    argument_kinds: tuple,
+) -> tuple[ast.FunctionDef, list[ast.FunctionDef]] | None:
+    """Where the function is recursive and the program made a derivative of it for these
+    argument kinds (its recursive calls): a call of that one (in forward mode, that one
+    itself) in place of ``func``, with the ``functions`` it reaches; else None."""
+    callees = builder.callees
+    own = None if callees is None else own_derivative(norm, kind, wrt, argument_kinds, callees)
+    if own is None:
+        return None
+    if kind == "jvp":
+        func = next(f for f in functions if f.name == own[0])
+        functions = [f for f in functions if f is not func]
+    else:
+        func = through_pair(func, own, facts, kind, builder)
+    return func, _reachable(func, functions)
+
+
+def _reachable(entry: ast.FunctionDef, functions: list[ast.FunctionDef]) -> list[ast.FunctionDef]:
+    """Of ``functions``, those ``entry`` calls, directly or through others (in order)."""
+    by_name = {f.name: f for f in functions}
+    seen: set[str] = set()
+    todo = [entry]
+    while todo:
+        for node in nodes(todo.pop()):
+            if isinstance(node, ast.Name) and node.id in by_name and node.id not in seen:
+                seen.add(node.id)
+                todo.append(by_name[node.id])
+    return [f for f in functions if f.name in seen]
 
 
 def own_derivative(

@@ -43,26 +43,48 @@ def recomputable(norm: Normalized, facts: Facts) -> dict[str, ast.expr]:
     """The names given, once and outside loops, a cheap operation of constants,
     parameters no line reassigns and names found before (not active, but for views of a
     parameter): each with the expression that computes it from those parameters."""
-    params = {a.arg for a in norm.tree.args.args}
-    found: dict[str, ast.expr] = {}
+    found = _Cheap(norm, facts)
+    params = found.params
+    for v, defs in facts.definitions.items():  # (in program order)
+        if len(defs) != 1 or defs[0][1] != 0 or v in params or v in facts.sequences:
+            continue
+        stmt = defs[0][0]
+        if not (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        view = isinstance(stmt.value, ast.Subscript) and found.given(stmt.value.value)
+        if (view or v not in facts.active) and found.cheap(stmt.value):
+            found.values[v] = copy_tree(stmt.value, found.values)
+    return found.values
 
-    def given(a: ast.expr) -> bool:  # a parameter no line reassigns, not a list
+
+class _Cheap:
+    """What :func:`recomputable` takes: ``values`` holds the names found so far."""
+
+    def __init__(self, norm: Normalized, facts: Facts) -> None:
+        self.facts = facts
+        self.params = {a.arg for a in norm.tree.args.args}
+        self.values: dict[str, ast.expr] = {}
+
+    def given(self, a: ast.expr) -> bool:
+        """A parameter no line reassigns, not a list."""
+        facts = self.facts
         return (
             isinstance(a, ast.Name)
-            and a.id in params
+            and a.id in self.params
             and not facts.definitions.get(a.id)
             and a.id not in facts.sequences
             and a.id not in facts.maybe_sequences
         )
 
-    def operand(a: ast.expr) -> bool:
+    def operand(self, a: ast.expr) -> bool:
         if isinstance(a, ast.Constant):
             return type(a.value) in (int, float, bool)
-        if isinstance(a, ast.Name) and a.id in found:
+        if isinstance(a, ast.Name) and a.id in self.values:
             return True
-        return given(a) and facts.shape(a).rank == 0
+        return self.given(a) and self.facts.shape(a).rank == 0
 
-    def cheap(value: ast.expr) -> bool:
+    def cheap(self, value: ast.expr) -> bool:
+        operand = self.operand
         if isinstance(value, ast.Compare):
             return (
                 len(value.ops) == 1
@@ -79,35 +101,25 @@ def recomputable(norm: Normalized, facts: Facts) -> dict[str, ast.expr]:
         if isinstance(value, ast.UnaryOp):
             return isinstance(value.op, _CHEAP) and operand(value.operand)
         if isinstance(value, ast.Attribute):  # an array parameter's shape
-            return value.attr in _SHAPES and given(value.value)
-        if isinstance(value, ast.Subscript) and given(value.value):  # a view (x[:half])
+            return value.attr in _SHAPES and self.given(value.value)
+        if isinstance(value, ast.Subscript) and self.given(value.value):  # a view (x[:half])
             parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
-            return all(bound(p) for p in parts)
+            return all(self.bound(p) for p in parts)
         if isinstance(value, ast.Subscript):  # an item of a shape (x.shape[0])
             index = value.slice
             return (
                 isinstance(index, ast.Constant)
                 and type(index.value) is int
-                and (cheap(value.value) or operand(value.value))
+                and (self.cheap(value.value) or operand(value.value))
             )
         return False
 
-    def bound(part: ast.expr) -> bool:  # an index of a view: numbers, `:`, `a:b`
+    def bound(self, part: ast.expr) -> bool:
+        """An index of a view: numbers, ``:``, ``a:b``."""
         if isinstance(part, ast.Slice):
-            return all(b is None or operand(b) for b in (part.lower, part.upper, part.step))
+            return all(b is None or self.operand(b) for b in (part.lower, part.upper, part.step))
         return (
-            operand(part)
+            self.operand(part)
             and not isinstance(part, ast.Constant)
             or (isinstance(part, ast.Constant) and type(part.value) is int)
         )
-
-    for v, defs in facts.definitions.items():  # (in program order)
-        if len(defs) != 1 or defs[0][1] != 0 or v in params or v in facts.sequences:
-            continue
-        stmt = defs[0][0]
-        if not (isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)):
-            continue
-        view = isinstance(stmt.value, ast.Subscript) and given(stmt.value.value)
-        if (view or v not in facts.active) and cheap(stmt.value):
-            found[v] = copy_tree(stmt.value, found)
-    return found
