@@ -130,7 +130,10 @@ class _QuickCall:
         codes = {id(func): (func, entry.code, _UNSEEN, _UNSEEN)}
         names: dict[tuple[int, str], tuple[dict, str, Any]] = {}
         cells: dict[int, tuple[Any, Any]] = {}
-        for p in [*parsed, *derived.callees]:
+        callees = derived.callees
+        if callees is None:  # (a JVP whose code is not made yet: no quick call until it is)
+            return None
+        for p in [*parsed, *callees]:
             if not _watch(p, codes, names, cells):
                 return None
         likes = tuple(_LIKES.get(type(v), _like_tree) for v in wrt_values)

@@ -264,6 +264,9 @@ class Derivative(Nesting):
             floats=floats,
             statics=dict(statics),
             complexes=complexes,
+            # (forward-mode grad runs a vector JVP for a few elements: the plain one is
+            # made only if it is needed)
+            pending=self._inner is None and self._generated_kind == "jvp" and self.kind != "jvp",
         )
 
     @property

@@ -98,6 +98,46 @@ class Derived:
         return made
 
 
+class PendingJVP:
+    """A JVP whose code is made on first use: ``grad(..., mode="forward")`` of a few
+    input elements runs only its vector JVP (:meth:`with_lanes`), which is made without
+    the plain one. Reading ``source``, ``function`` or another field of :class:`Derived`
+    makes the plain JVP."""
+
+    def __init__(self, make: Callable[[], Derived], remake: Callable[..., Derived], copied: tuple):
+        self._make = make
+        self._made: Derived | None = None
+        self.remake = remake
+        self.vectors: dict[tuple[int, ...], Derived] = {}
+        self.copied = copied
+
+    def made(self) -> Derived:
+        """The plain JVP (made now if not yet)."""
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:  # (source, function, name, facts, callees...)
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.made(), name)
+
+    @property
+    def callees(self) -> tuple[ParsedFunction, ...] | None:
+        """The user functions it calls (its vector JVPs call the same ones); None while
+        no code has been made."""
+        if self._made is not None:
+            return self._made.callees
+        return next((vector.callees for vector in self.vectors.values()), None)
+
+    def is_current(self) -> bool:
+        """Whether the code made so far still matches the functions it calls (a vector
+        JVP checks its own when used)."""
+        return self._made is None or self._made.is_current()
+
+    with_lanes = Derived.with_lanes
+
+
 def _count(stage: str) -> None:
     RUNS[stage] = RUNS.get(stage, 0) + 1
 
@@ -296,15 +336,23 @@ def derive(
     statics: dict[str, Any] | None = None,
     complexes: frozenset[str] = frozenset(),
     counts: tuple[int, ...] | None = None,
-) -> Derived:
+    pending: bool = False,
+) -> Derived | PendingJVP:
     """Analyze, transform, optimize and emit one derivative of ``norm``. ``wide``: for
     array parameters, which axes of their arguments are not of length 1 (shapes the
     code may rely on); ``floats``: the parameters whose arguments are floats;
     ``statics``: the parameters whose arguments are functions, with those functions;
     ``complexes``: those whose arguments are complex. ``counts`` (a jvp only): a vector
     JVP carrying that many directions for each wrt parameter (see
-    :meth:`Derived.with_lanes`); a JVP made without it can make those."""
+    :meth:`Derived.with_lanes`); a JVP made without it can make those. ``pending`` (a
+    jvp only): a :class:`PendingJVP`, made on first use."""
     assert kind in KINDS, kind
+    if pending:
+        assert kind == "jvp" and counts is None
+        remake = functools.partial(
+            derive, norm, kind, wrt, ranks, backend, None, wide, floats, statics, complexes
+        )
+        return PendingJVP(functools.partial(remake, None), remake, tuple(norm.copied))
     lanes = None if counts is None else lanes_of(wrt, counts)
     with _collector_paused():
         _count("analyze")
