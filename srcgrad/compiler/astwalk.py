@@ -19,10 +19,28 @@ _SKIP = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+#: the field types (in a node class's signature, ``Name(identifier id, expr_context ctx)``)
+#: that never hold a node with a name in it
+_LEAF_TYPES = frozenset(
+    {"identifier", "string", "constant", "int", "expr_context", "operator", "unaryop"}
+    | {"boolop", "cmpop", "type_ignore"}
+)
+
+
 def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of ``kind`` that may hold a node with a name in it: read from the
+    class's signature (its docstring, as the ``ast`` module writes it) where it can be,
+    else every field but those in ``_SKIP``."""
     fields = _FIELDS.get(kind)
     if fields is None:
-        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _SKIP)
+        fields = tuple(f for f in kind._fields if f not in _SKIP)
+        signature = (kind.__doc__ or "").split("\n", 1)[0]
+        if signature.startswith(kind.__name__ + "(") and signature.endswith(")"):
+            typed = [p.split() for p in signature[len(kind.__name__) + 1 : -1].split(",") if p]
+            leaf = {f for t, f in typed if t.rstrip("?*") in _LEAF_TYPES}
+            if all(len(p) == 2 for p in typed) and {f for _, f in typed} == set(kind._fields):
+                fields = tuple(f for f in fields if f not in leaf)
+        _FIELDS[kind] = fields
     return fields
 
 
