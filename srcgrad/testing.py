@@ -11,8 +11,11 @@ outputs: for random ``u`` (shaped like the output) and ``v`` (like the
 inputs), ``<u, J v>`` from forward mode, ``<J^T u, v>`` from reverse mode and
 ``<u, (f(x + h v) - f(x - h v)) / 2h>`` must agree.
 
-The strategies (``arrays``, ``broadcastable_shapes``) need hypothesis, which
-the ``test`` extra installs; ``check_grads`` needs only numpy.
+``verify`` (see :mod:`srcgrad.verify`) checks a gradient, srcgrad's or your own, at
+many inputs hypothesis draws, and shrinks a disagreement to a small failing input.
+
+The strategies (``arrays``, ``broadcastable_shapes``) and ``verify`` need hypothesis,
+which the ``test`` extra installs; ``check_grads`` needs only numpy.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ import numpy as np
 
 from . import pytree
 from .api import jvp, vjp
+from .verify import verify
+
+__all__ = ["arrays", "broadcastable_shapes", "check_grads", "verify"]
 
 
 def _tuple(wrt: int | str | Sequence[int | str]) -> tuple:

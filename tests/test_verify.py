@@ -1,0 +1,123 @@
+"""srcgrad.testing.verify: seeded bugs in hand-written gradients are found, shrunk and
+reported with the components that disagree; correct gradients give no report."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from corpus_control_flow import CASES
+
+from srcgrad.testing import verify
+
+
+def _report(f, args, **options) -> str:
+    with pytest.raises(AssertionError) as caught:
+        verify(f, args, max_examples=25, **options)
+    return str(caught.value)
+
+
+def mlp(W1, W2, x):
+    h = np.tanh(x @ W1)
+    return np.sum((h @ W2) ** 2)
+
+
+def mlp_grad_transposed(W1, W2, x):  # the bug: W2 where W2.T belongs
+    h = np.tanh(x @ W1)
+    do = 2 * (h @ W2)
+    dh = do @ W2
+    return x.T @ (dh * (1 - h**2))
+
+
+def mlp_grad(W1, W2, x):
+    h = np.tanh(x @ W1)
+    do = 2 * (h @ W2)
+    dh = do @ W2.T
+    return x.T @ (dh * (1 - h**2))
+
+
+def test_transposed_matrix_found_and_shrunk():
+    args = (np.full((3, 3), 0.3), np.full((3, 3), 0.2), np.ones((2, 3)))
+    text = _report(mlp, args, gradient=mlp_grad_transposed)
+    assert "gradients of mlp disagree at" in text
+    assert "your gradient:" in text and "relative error" in text
+    assert re.search(r"W1\[\d, \d\]: yours", text)  # the components, by name and index
+    shown = re.search(r"W1 = (array\(\[\[.*?\]\]\))", text, re.S).group(1)
+    assert shown.count("[") <= 4  # shrunk: two rows at most (3x3 given)
+    verify(mlp, args, gradient=mlp_grad, max_examples=10)
+
+
+def square(x):
+    return np.sum(x * x)
+
+
+def test_missing_factor_two_shrinks_to_one_element():
+    text = _report(square, (np.ones(3),), gradient=lambda x: x)
+    assert "x = array([" in text and text.count("yours") == 1  # one element left
+    assert re.search(r"x\[0\]: yours (\S+), expected (\S+)", text)
+    yours, expected = map(float, re.search(r"yours (\S+), expected (\S+)", text).groups())
+    assert math.isclose(expected, 2 * yours)
+
+
+def test_sign_error_found():
+    def f(x, y):
+        return np.sum(np.sin(x) * y)
+
+    text = _report(f, (np.ones(2), np.ones(2)), gradient=lambda x, y: -np.cos(x) * y)
+    assert "x[0]: yours" in text
+
+
+def test_broadcast_not_summed_is_a_shape_report():
+    def f(w, x):
+        return np.sum(np.tanh(x + w))
+
+    text = _report(f, (np.ones(3), np.ones((4, 3))), gradient=lambda w, x: 1 - np.tanh(x + w) ** 2)
+    assert "your gradient for w has shape" in text and "a broadcast not summed back?" in text
+
+
+def piece(x):
+    if x < 1.0:
+        return x * x
+    return 2.0 * x - 1.0
+
+
+def test_wrong_on_one_side_of_a_branch():
+    text = _report(piece, (0.5,), gradient=lambda x: 2.0 * x if x < 1.0 else 3.0)
+    assert "x: yours 3, expected 2" in text
+
+
+def test_kinks_are_not_false_alarms():
+    verify(lambda_free_abs, (np.ones(4),), gradient=lambda x: np.sign(x) + (x > 0), max_examples=15)
+
+
+def lambda_free_abs(x):
+    return np.sum(np.abs(x)) + np.sum(np.maximum(x, 0.0))
+
+
+def test_tuple_wrt_and_srcgrad_checked_without_a_gradient():
+    def f(a, b):
+        return np.sum(a * np.exp(b))
+
+    verify(f, (np.ones(2), np.ones(2)), wrt=(0, 1), max_examples=10)
+
+    def mine(a, b):
+        return np.full_like(a, np.exp(b)), 0.0  # (the bug: d/db forgotten)
+
+    text = _report(f, (np.ones(2), 0.5), wrt=(0, 1), gradient=mine)
+    assert "b: yours 0, expected" in text
+
+
+def test_a_function_srcgrad_refuses_is_checked_by_finite_differences():
+    def f(x):
+        return np.sum(np.vectorize(math.sin)(x))  # (np.vectorize: srcgrad refuses it)
+
+    text = _report(f, (np.ones(2),), gradient=lambda x: -np.cos(x))
+    assert "srcgrad does not differentiate it" in text
+    assert "disagree with finite differences'" in text
+
+
+@pytest.mark.parametrize("case", CASES[::12], ids=lambda c: c.func.__name__)
+def test_no_false_alarm_on_the_corpus(case):
+    verify(case.func, case.points[0], wrt=case.wrt, max_examples=5)
