@@ -82,7 +82,9 @@ def verify(
         ) from exc
     wrt_t = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
     checker = _Checker(f, gradient, wrt_t, isinstance(wrt, (tuple, list)))
-    drawn = _inputs(st, list(args), vary_shapes)
+    known = domains(f)
+    names = _names(f, len(args))
+    drawn = _inputs(st, list(args), vary_shapes, [known.get(n) for n in names])
 
     @hypothesis.settings(
         max_examples=max_examples,
@@ -97,10 +99,99 @@ def verify(
     check()
 
 
+# -- domains read from the source -----------------------------------------------------------
+#: calls whose argument must lie in an open interval (``np.sqrt``'s derivative too)
+_DOMAINS: dict[str, tuple[float, float]] = {
+    "log": (0.0, math.inf),
+    "log2": (0.0, math.inf),
+    "log10": (0.0, math.inf),
+    "sqrt": (0.0, math.inf),
+    "log1p": (-1.0, math.inf),
+    "arcsin": (-1.0, 1.0),
+    "arccos": (-1.0, 1.0),
+    "arctanh": (-1.0, 1.0),
+    "arccosh": (1.0, math.inf),
+}
+
+
+def domains(f: Callable[..., Any]) -> dict[str, tuple[float, float]]:
+    """The open interval each parameter of ``f`` must lie in for the calls ``f`` makes
+    on it directly, where ``f`` never assigns it (``np.log(x)``: x > 0; ``np.sqrt(x -
+    1)``: x > 1; ``np.arcsin(x / 2)``: -2 < x < 2; ``x ** 0.5``: x > 0), by parameter
+    name. A parameter read through anything else is not bounded here (an input outside
+    a domain this does not see is drawn, then set aside: ``f`` is not finite there)."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(f)))
+        params = set(inspect.signature(f).parameters)
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return {}
+    # (a parameter given another value in f is not what the call reads)
+    params -= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and type(n.ctx) is ast.Store}
+    found: dict[str, tuple[float, float]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            kind = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            interval = _DOMAINS.get(kind or "")
+            operand = node.args[0]
+        elif (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Pow)
+            and isinstance(node.right, ast.Constant)
+            and isinstance(node.right.value, float)
+            and not float(node.right.value).is_integer()
+        ):
+            interval, operand = (0.0, math.inf), node.left
+        else:
+            continue
+        bound = _solved(operand, interval, params) if interval else None
+        if bound is not None:
+            name, (low, high) = bound
+            old_low, old_high = found.get(name, (-math.inf, math.inf))
+            found[name] = (max(low, old_low), min(high, old_high))
+    return found
+
+
+def _solved(operand: Any, interval: tuple[float, float], params: set[str]) -> Any:
+    """``(name, interval)`` for an operand ``name``, ``name + c``, ``name - c``, ``c -
+    name``, ``name * c`` or ``name / c`` (``c`` a number) that must lie in ``interval``."""
+    import ast
+
+    low, high = interval
+    if isinstance(operand, ast.Name):
+        return (operand.id, interval) if operand.id in params else None
+    if not isinstance(operand, ast.BinOp):
+        return None
+    left, right, op = operand.left, operand.right, operand.op
+    if isinstance(right, ast.Constant) and isinstance(right.value, (int, float)):
+        c = float(right.value)
+        shifted = {
+            ast.Add: lambda a: a - c,
+            ast.Sub: lambda a: a + c,
+            ast.Mult: lambda a: a / c if c else None,
+            ast.Div: lambda a: a * c,
+        }.get(type(op))
+        if shifted is None or (isinstance(op, (ast.Mult, ast.Div)) and c <= 0):
+            return None
+        return _solved(left, (shifted(low), shifted(high)), params)
+    if (
+        isinstance(op, ast.Sub)
+        and isinstance(left, ast.Constant)
+        and isinstance(left.value, (int, float))
+    ):
+        c = float(left.value)  # c - name in (low, high): name in (c - high, c - low)
+        return _solved(right, (c - high, c - low), params)
+    return None
+
+
 # -- inputs ------------------------------------------------------------------------------
-def _inputs(st: Any, args: list[Any], vary_shapes: bool) -> Any:
-    """A strategy for argument lists like ``args``."""
+def _inputs(st: Any, args: list[Any], vary_shapes: bool, bounds: list[Any]) -> Any:
+    """A strategy for argument lists like ``args``; ``bounds``: each argument's open
+    interval (or None)."""
     leaves = [leaf for a in args for leaf in pytree.leaves(a)]
+    leaf_bounds = [bound for a, bound in zip(args, bounds) for _ in pytree.leaves(a)]
     floats = [_is_float(leaf) for leaf in leaves]
     fixed = {n for leaf, fl in zip(leaves, floats) if not fl for n in np.shape(leaf)}
     lengths = sorted({n for leaf, fl in zip(leaves, floats) if fl for n in np.shape(leaf)} - fixed)
@@ -114,8 +205,8 @@ def _inputs(st: Any, args: list[Any], vary_shapes: bool) -> Any:
     def draw(data: Any) -> list[Any]:
         new = dict(zip(lengths, data(sizes)))
         out = []
-        for leaf, is_float in zip(leaves, floats):
-            out.append(_drawn_leaf(st, data, leaf, new) if is_float else leaf)
+        for leaf, is_float, bound in zip(leaves, floats, leaf_bounds):
+            out.append(_drawn_leaf(st, data, leaf, new, bound) if is_float else leaf)
         it = iter(out)
         return [pytree.map_leaves(lambda _: next(it), a) for a in args]
 
@@ -128,12 +219,19 @@ def _is_float(leaf: Any) -> bool:
     )
 
 
-def _drawn_leaf(st: Any, data: Any, leaf: Any, lengths: dict[int, int]) -> Any:
+def _drawn_leaf(
+    st: Any, data: Any, leaf: Any, lengths: dict[int, int], bound: tuple[float, float] | None
+) -> Any:
     example = np.asarray(leaf, dtype=float)
     low = min(-3.0, 2.0 * float(example.min())) if example.size else -3.0
     high = max(3.0, 2.0 * float(example.max())) if example.size else 3.0
     if example.size and example.min() > 0:  # (a positive quantity: kept positive)
         low = float(example.min()) / 4
+    if bound is not None:  # (inside the domain the source shows, away from its ends)
+        margin = 1e-3 * max(1.0, high - low)
+        low, high = max(low, bound[0] + margin), min(high, bound[1] - margin)
+        if low > high:
+            low, high = bound[0] + margin, max(bound[0] + 2 * margin, bound[1] - margin)
     shape = tuple(lengths.get(n, n) for n in np.shape(leaf))
     elements = st.floats(low, high, allow_nan=False, allow_infinity=False)
     values = [data(elements) for _ in range(math.prod(shape))]

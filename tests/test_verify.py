@@ -11,6 +11,7 @@ import pytest
 from corpus_control_flow import CASES
 
 from srcgrad.testing import verify
+from srcgrad.verify import domains
 
 
 def _report(f, args, **options) -> str:
@@ -121,3 +122,22 @@ def test_a_function_srcgrad_refuses_is_checked_by_finite_differences():
 @pytest.mark.parametrize("case", CASES[::12], ids=lambda c: c.func.__name__)
 def test_no_false_alarm_on_the_corpus(case):
     verify(case.func, case.points[0], wrt=case.wrt, max_examples=5)
+
+
+def test_domains_read_from_the_source():
+    def f(x, y, z, w, v):
+        v = v + 1.0
+        return np.log(x - 1) + np.sqrt(2 - y) + np.arcsin(z / 2) + np.sum(w**0.5) + np.log(v)
+
+    assert domains(f) == {"x": (1.0, math.inf), "y": (-math.inf, 2.0), "z": (-2.0, 2.0)} | {
+        "w": (0.0, math.inf)
+    }
+    # an example outside the domain: inputs are drawn inside it (else none is a test case)
+    calls = []
+
+    def g(x):
+        calls.append(x)
+        return np.log(x - 1)
+
+    verify(g, (0.0,), gradient=lambda x: 1 / (x - 1), max_examples=10)
+    assert all(x > 1 for x in calls)
