@@ -28,9 +28,9 @@ import numpy as np
 
 from . import pytree
 from .api import jvp, vjp
-from .verify import verify
+from .verify import gradient_test, verify
 
-__all__ = ["arrays", "broadcastable_shapes", "check_grads", "verify"]
+__all__ = ["arrays", "broadcastable_shapes", "check_grads", "gradient_test", "verify"]
 
 
 def _tuple(wrt: int | str | Sequence[int | str]) -> tuple:

@@ -42,6 +42,28 @@ _SMOOTH = 1e-4
 _KINK = 1e-3
 
 
+#: set by the pytest plugin's ``--srcgrad-examples N``: every check tries N inputs
+#: (a quick CI run, a thorough one), whatever ``max_examples`` it was given
+EXAMPLES: int | None = None
+
+
+def gradient_test(f: Callable[..., Any], args: Sequence[Any], **options: Any) -> Callable[[], None]:
+    """A test function pytest collects, that runs :func:`verify` on ``f``::
+
+        test_loss = gradient_test(loss, (W, x), gradient=my_grad)
+
+    ``options`` are :func:`verify`'s; ``pytest --srcgrad-examples N`` sets how many
+    inputs it tries."""
+
+    def test() -> None:
+        verify(f, args, **options)
+
+    name = getattr(f, "__name__", "f")
+    test.__name__ = test.__qualname__ = f"test_gradient_of_{name}"
+    test.__doc__ = f"The gradient of {name} checked at many inputs (srcgrad.testing.verify)."
+    return test
+
+
 def verify(
     f: Callable[..., Any],
     args: Sequence[Any],
@@ -87,7 +109,7 @@ def verify(
     drawn = _inputs(st, list(args), vary_shapes, [known.get(n) for n in names])
 
     @hypothesis.settings(
-        max_examples=max_examples,
+        max_examples=EXAMPLES if EXAMPLES is not None else max_examples,
         deadline=None,
         database=None,
         suppress_health_check=list(hypothesis.HealthCheck),

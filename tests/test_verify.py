@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from corpus_control_flow import CASES
 
-from srcgrad.testing import verify
+from srcgrad.testing import gradient_test, verify
 from srcgrad.verify import domains
 
 
@@ -141,3 +141,45 @@ def test_domains_read_from_the_source():
 
     verify(g, (0.0,), gradient=lambda x: 1 / (x - 1), max_examples=10)
     assert all(x > 1 for x in calls)
+
+
+_MODEL = """import numpy as np
+
+
+def loss(W, x):
+    return np.sum(np.tanh(x @ W) ** 2)
+
+
+def my_grad(W, x):
+    t = np.tanh(x @ W)
+    return x.T @ (2 * t * (1 - t))  # the bug: 1 - t where 1 - t**2 belongs
+"""
+
+
+def test_command_line_check(tmp_path, capsys):
+    from srcgrad.cli import main
+
+    path = tmp_path / "model_for_check.py"
+    path.write_text(_MODEL)
+    target = f"{path}:loss"
+    assert main(["check", target, "--shape", "W=3,2", "x=4,3", "--examples", "10"]) == 0
+    assert "no disagreement found" in capsys.readouterr().out
+    status = main(["check", target, "--shape", "W=3,2", "x=4,3", "--gradient", "my_grad"])
+    out = capsys.readouterr().out
+    assert status == 1 and "gradients of loss disagree at" in out and "W[0, 0]: yours" in out
+    assert main(["check", target, "--shape", "Q=3"]) == 2
+    assert "expected NAME=N,M with NAME one of ['W', 'x']" in capsys.readouterr().err
+
+
+test_gradient_of_square = gradient_test(square, (np.ones(2),), gradient=lambda x: 2 * x)
+
+
+def test_gradient_test_is_a_test_that_fails_on_a_bug():
+    assert test_gradient_of_square.__name__ == "test_gradient_of_square"
+    with pytest.raises(AssertionError, match="yours 1, expected 2"):
+        gradient_test(square, (np.ones(2),), gradient=lambda x: x, max_examples=10)()
+
+
+def test_the_pytest_plugin_fixture(verify_gradient, pytestconfig):
+    assert verify_gradient is verify
+    assert pytestconfig.getoption("srcgrad_examples") is None  # (the option is registered)
