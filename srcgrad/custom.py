@@ -26,11 +26,17 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import os
 from collections.abc import Callable
 from typing import Any
 
 from .compiler.astwalk import copy_tree
 from .rules import Context, Rule, register
+
+#: ``SRCGRAD_CHECK_RULES=1`` in the environment: each primitive's rules are checked
+#: (``verify_rules``: against finite differences and each other) the first time
+#: generated code calls them for arguments of a new shape, where the function is smooth
+CHECK_RULES = os.environ.get("SRCGRAD_CHECK_RULES", "") not in ("", "0")
 
 
 class Primitive:
@@ -63,6 +69,7 @@ class Primitive:
             if p.default is not p.empty:
                 defaults[p.name] = p.default
         self.params = tuple(params)
+        self._checked: set[tuple] = set()  # (argument shapes whose rules CHECK_RULES checked)
         self.rule = register(
             self,
             Rule(name=func.__qualname__, params=self.params, defaults=defaults, primitive=self),
@@ -93,6 +100,8 @@ class Primitive:
     # -- what generated code calls -----------------------------------------------------------
     def vjp(self, dout: Any, result: Any, *args: Any) -> Any:
         """The user's vjp rule, checked: one cotangent per argument."""
+        if CHECK_RULES:
+            self._check_rules(args)
         cotangents = self.vjp_rule(dout, result, *args)  # type: ignore[misc]
         if len(self.params) == 1:
             return cotangents
@@ -107,7 +116,19 @@ class Primitive:
 
     def jvp(self, tangents: tuple, result: Any, *args: Any) -> Any:
         """The user's jvp rule."""
+        if CHECK_RULES:
+            self._check_rules(args)
         return self.jvp_rule(tangents, result, *args)  # type: ignore[misc]
+
+    def _check_rules(self, args: tuple) -> None:
+        """Under ``CHECK_RULES``: the rules checked at ``args`` (once per shapes)."""
+        key = tuple(getattr(a, "shape", type(a)) for a in args)
+        if key in self._checked:
+            return
+        self._checked.add(key)
+        from .verify_rules import check_rules_at
+
+        check_rules_at(self, list(args))
 
     # -- templates for the rule table ------------------------------------------------------------
     def _call(self, ctx: Context, method: str, first: ast.expr) -> ast.Call:

@@ -29,8 +29,16 @@ import numpy as np
 from . import pytree
 from .api import jvp, vjp
 from .verify import gradient_test, verify
+from .verify_rules import verify_rule
 
-__all__ = ["arrays", "broadcastable_shapes", "check_grads", "gradient_test", "verify"]
+__all__ = [
+    "arrays",
+    "broadcastable_shapes",
+    "check_grads",
+    "gradient_test",
+    "verify",
+    "verify_rule",
+]
 
 
 def _tuple(wrt: int | str | Sequence[int | str]) -> tuple:

@@ -95,6 +95,21 @@ def verify(
 
         verify(loss, (np.ones(3), np.ones((4, 3))), gradient=my_grad)
     """
+    wrt_t = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
+    checker = _Checker(f, gradient, wrt_t, isinstance(wrt, (tuple, list)))
+    run(f, args, checker.check, max_examples, vary_shapes)
+
+
+def run(
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    check: Callable[[list[Any]], bool],
+    max_examples: int,
+    vary_shapes: bool,
+) -> None:
+    """Call ``check`` on argument lists like ``args`` hypothesis draws (inside the
+    domains ``f``'s source shows), until it raises or ``max_examples`` inputs were
+    test cases (those it returns True for)."""
     try:
         import hypothesis
         from hypothesis import strategies as st
@@ -102,8 +117,6 @@ def verify(
         raise ImportError(
             "srcgrad.testing.verify needs hypothesis: pip install hypothesis"
         ) from exc
-    wrt_t = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
-    checker = _Checker(f, gradient, wrt_t, isinstance(wrt, (tuple, list)))
     known = domains(f)
     names = _names(f, len(args))
     drawn = _inputs(st, list(args), vary_shapes, [known.get(n) for n in names])
@@ -115,10 +128,10 @@ def verify(
         suppress_health_check=list(hypothesis.HealthCheck),
     )
     @hypothesis.given(drawn)
-    def check(values: list[Any]) -> None:
-        hypothesis.assume(checker.check(values))
+    def case(values: list[Any]) -> None:
+        hypothesis.assume(check(values))
 
-    check()
+    case()
 
 
 # -- domains read from the source -----------------------------------------------------------
@@ -291,14 +304,7 @@ class _Checker:
         value = self._value(values)
         if value is None:
             return False
-        # the precision of the arithmetic: float32 arguments or values, float64's else
-        dtypes = [
-            leaf.dtype
-            for leaf in pytree.leaves([values, value])
-            if isinstance(leaf, (np.ndarray, np.floating)) and leaf.dtype.kind == "f"
-        ]
-        self.eps = max([float(np.finfo(d).eps) for d in dtypes] + [float(np.finfo(float).eps)])
-        self.rtol = max(_MODES_RTOL, 1e3 * self.eps)
+        self.precision(values, value)
         rng = np.random.default_rng(_seed(values))
         u = _random_like(value, rng)
         vs = [_unit(_random_like(values[i], rng)) for i in self.wrt]
@@ -313,6 +319,17 @@ class _Checker:
             found["your gradient"] = _inner_all(mine, vs) * _scalar(u)
         _Report(self, values, fd, found, mine).check()
         return True
+
+    def precision(self, values: list[Any], value: Any) -> None:
+        """The precision of the arithmetic (float32 arguments or values, float64's
+        else): ``eps``, and ``rtol``, the agreement asked of two exact derivatives."""
+        dtypes = [
+            leaf.dtype
+            for leaf in pytree.leaves([values, value])
+            if isinstance(leaf, (np.ndarray, np.floating)) and leaf.dtype.kind == "f"
+        ]
+        self.eps = max([float(np.finfo(d).eps) for d in dtypes] + [float(np.finfo(float).eps)])
+        self.rtol = max(_MODES_RTOL, 1e3 * self.eps)
 
     def _value(self, values: list[Any]) -> Any:
         try:

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from corpus_control_flow import CASES
 
-from srcgrad.testing import gradient_test, verify
+import srcgrad
+from srcgrad.testing import gradient_test, verify, verify_rule
 from srcgrad.verify import domains
 
 
@@ -183,3 +184,51 @@ def test_gradient_test_is_a_test_that_fails_on_a_bug():
 def test_the_pytest_plugin_fixture(verify_gradient, pytestconfig):
     assert verify_gradient is verify
     assert pytestconfig.getoption("srcgrad_examples") is None  # (the option is registered)
+
+
+@srcgrad.primitive
+def lse(x):
+    m = np.max(x)
+    return m + np.log(np.sum(np.exp(x - m)))
+
+
+@lse.defvjp
+def _lse_vjp(dout, result, x):
+    return dout * np.exp(x - result)
+
+
+def _lse_jvp_right(tangents, result, x):
+    (dx,) = tangents
+    return np.sum(np.exp(x - result) * dx)
+
+
+def _lse_jvp_sign(tangents, result, x):
+    return -_lse_jvp_right(tangents, result, x)
+
+
+def test_custom_rules_checked_against_each_other_and_finite_differences(monkeypatch):
+    monkeypatch.setattr(lse, "jvp_rule", _lse_jvp_right)
+    verify_rule(lse, (np.ones(3),), max_examples=10)
+    monkeypatch.setattr(lse, "jvp_rule", _lse_jvp_sign)
+    with pytest.raises(AssertionError) as caught:
+        verify_rule(lse, (np.ones(3),), max_examples=10)
+    text = str(caught.value)
+    assert "the rules of lse disagree at" in text and "x = array([" in text
+    assert re.search(r"your jvp rule: +\S+  <u, jvp\(v\)>  relative error 2", text)
+    assert "your vjp rule" in text and "relative error" not in text.split("your vjp rule")[1][:60]
+
+
+def test_rules_checked_as_generated_code_calls_them(monkeypatch):
+    from srcgrad import custom
+
+    lse.defjvp(_lse_jvp_sign)  # (the template for forward mode, then the wrong rule)
+    monkeypatch.setattr(lse, "_checked", set())
+
+    def f(x):
+        return lse(x * 2.0)
+
+    srcgrad.grad(f, mode="forward")(np.ones(2))  # (not checked: no flag)
+    monkeypatch.setattr(custom, "CHECK_RULES", True)
+    with pytest.raises(AssertionError, match="the rules of lse disagree"):
+        srcgrad.grad(f, mode="forward")(np.full(2, 0.5))
+    lse.defjvp(_lse_jvp_right)
