@@ -493,7 +493,8 @@ class ElementwiseGrad:
         values = self._bound._bind(args, kwargs)
         arg = values[self._bound._wrt_index[0]]
         if self._first is not None:
-            _, product = self._derivative(*values, _ones_like(out), _ones_like(arg))
+            ones = pytree.map_leaves(_ones_like, arg)  # (a pytree's: ones at every leaf)
+            _, product = self._derivative(*values, _ones_like(out), ones)
             return product
         columns = self._jacobian(*values)
         axes = tuple(range(np.ndim(out)))

@@ -234,6 +234,27 @@ def test_elementwise_grad_of_a_function_that_is_not_elementwise_sums_the_rows(mo
     close(second, autograd.elementwise_grad(autograd.elementwise_grad(twin))(X, A))
 
 
+def scaled_tanh(p, x):
+    return np.tanh(p["a"] * x) + p["b"] * x
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_elementwise_grad_of_a_pytree_to_second_order(mode):
+    params = {"a": np.array([0.5, 1.0, 2.0]), "b": 0.3}
+    x = np.array([1.0, -2.0, 0.5])
+    twin = autograd_twin(scaled_tanh)
+    first = srcgrad.elementwise_grad(scaled_tanh, mode=mode)
+    got = first(params, x)
+    want = autograd.elementwise_grad(twin)(params, x)
+    assert list(got) == ["a", "b"] and type(got["b"]) is float
+    for key in params:
+        close(got[key], want[key])
+    got = srcgrad.elementwise_grad(first)(params, x)
+    want = autograd.elementwise_grad(autograd.elementwise_grad(twin))(params, x)
+    for key in params:
+        close(got[key], want[key])
+
+
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_elementwise_grad_keeps_the_type_and_dtype_of_its_argument(mode):
     d = srcgrad.elementwise_grad(third, mode=mode)
