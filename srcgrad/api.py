@@ -9,16 +9,34 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 from .arguments import Wrt, resolve_wrt
-from .derivative import Derivative
+from .derivative import Derivative, P
 from .results import _copied
 
 if TYPE_CHECKING:  # (jacobians.py builds on the derivative object)
     from .jacobians import HessianVectorProduct, Jacobian
 
 
+@overload
+def grad(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Derivative[P]: ...
+@overload
+def grad(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Derivative[P]]: ...
 def grad(
     func: Callable[..., Any] | None = None,
     wrt: Wrt | None = None,
@@ -48,6 +66,24 @@ def grad(
     return _make("grad", func, resolve_wrt(wrt, argnums, "grad"), mode=mode, has_aux=has_aux)
 
 
+@overload
+def value_and_grad(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Derivative[P]: ...
+@overload
+def value_and_grad(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Derivative[P]]: ...
 def value_and_grad(
     func: Callable[..., Any] | None = None,
     wrt: Wrt | None = None,
@@ -63,6 +99,20 @@ def value_and_grad(
     return _make("value_and_grad", func, wrt, mode=mode, has_aux=has_aux)
 
 
+@overload
+def jvp(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Derivative[...]: ...
+@overload
+def jvp(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[..., Any]], Derivative[...]]: ...
 def jvp(
     func: Callable[..., Any] | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None
 ) -> Any:
@@ -71,6 +121,38 @@ def jvp(
     return _make("jvp", func, resolve_wrt(wrt, argnums, "jvp"))
 
 
+@overload
+def vjp(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    return_fn: Literal[False] = False,
+) -> Derivative[...]: ...
+@overload
+def vjp(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    return_fn: Literal[True],
+) -> VjpWithFunction[P]: ...
+@overload
+def vjp(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    return_fn: Literal[False] = False,
+) -> Callable[[Callable[..., Any]], Derivative[...]]: ...
+@overload
+def vjp(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    return_fn: Literal[True],
+) -> Callable[[Callable[P, Any]], VjpWithFunction[P]]: ...
 def vjp(
     func: Callable[..., Any] | None = None,
     wrt: Wrt | None = None,
@@ -102,7 +184,7 @@ def vjp(
     return _make("vjp", func, wrt)
 
 
-class VjpWithFunction:
+class VjpWithFunction(Generic[P]):
     """What ``vjp(func, wrt, return_fn=True)`` returns: called with ``func``'s arguments,
     ``(func(...), vjp_fn)``, as ``jax.vjp`` returns them (see :func:`vjp`)."""
 
@@ -126,7 +208,7 @@ class VjpWithFunction:
         name = repr(what) if isinstance(what, Derivative) else what.__qualname__
         return f"<srcgrad.vjp of {name}, wrt={wrt!r}, return_fn=True>"
 
-    def __call__(self, *args: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], Any]]:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> tuple[Any, Callable[[Any], Any]]:
         # the arguments as they are now, apart from the caller's (which may change
         # later) and from the call of func (which may write into its own)
         saved = _copied(list(args))

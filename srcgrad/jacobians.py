@@ -8,7 +8,7 @@ import functools
 import inspect
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, overload
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from .backends import (
 from .backends import (
     module_of as _module_of,
 )
-from .derivative import Derivative
+from .derivative import Derivative, P
 from .passes import _Passes
 from .results import (
     _copied,
@@ -37,7 +37,7 @@ from .results import (
 )
 
 
-class Jacobian:
+class Jacobian(Generic[P]):
     """The Jacobian of ``func`` with respect to ``wrt``: an array of shape
     ``out.shape + arg.shape`` (a tuple of them for a tuple ``wrt``). In forward mode
     ``func`` may return a tuple of arrays: then a tuple with an entry for each (each an
@@ -86,7 +86,7 @@ class Jacobian:
             f"mode={self.mode!r}>"
         )
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any:
         inner = self._inner
         values = inner._bind(args, kwargs)
         check_arguments(values, inner._params, inner.__name__)
@@ -295,6 +295,22 @@ def _like_jacobian(jac: Any, out: Any, v: Any) -> Any:
     return jac
 
 
+@overload
+def jacobian(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    argnums: Wrt | None = None,
+) -> Jacobian[P]: ...
+@overload
+def jacobian(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
 def jacobian(
     func: Callable[..., Any] | None = None,
     wrt: Wrt | None = None,
@@ -315,6 +331,20 @@ def jacobian(
     return Jacobian(func, wrt, mode)
 
 
+@overload
+def hessian(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Jacobian[P]: ...
+@overload
+def hessian(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
 def hessian(
     func: Callable[..., Any] | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None
 ) -> Any:
@@ -356,6 +386,20 @@ class HessianVectorProduct:
         return product
 
 
+@overload
+def hvp(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> HessianVectorProduct: ...
+@overload
+def hvp(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[..., Any]], HessianVectorProduct]: ...
 def hvp(
     func: Callable[..., Any] | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None
 ) -> Any:
@@ -368,6 +412,20 @@ def hvp(
     return HessianVectorProduct(func, wrt)
 
 
+@overload
+def jacfwd(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Jacobian[P]: ...
+@overload
+def jacfwd(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
 def jacfwd(
     func: Callable[..., Any] | None = None,
     wrt: Wrt | None = None,
@@ -393,6 +451,20 @@ def jacfwd(
     return Jacobian(func, wrt, "forward")
 
 
+@overload
+def jacrev(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Jacobian[P]: ...
+@overload
+def jacrev(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
 def jacrev(
     func: Callable[..., Any] | None = None,
     wrt: Wrt | None = None,
@@ -416,7 +488,7 @@ def jacrev(
     return Jacobian(func, wrt, "reverse")
 
 
-class ElementwiseGrad:
+class ElementwiseGrad(Generic[P]):
     """What :func:`elementwise_grad` returns: called with ``func``'s arguments, the sum of
     the Jacobian's rows, ``ones @ J`` (the derivative itself, for an elementwise
     function). See :func:`elementwise_grad`."""
@@ -479,7 +551,7 @@ class ElementwiseGrad:
             f"mode={self.mode!r}>"
         )
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any:
         func = self.__wrapped__
         out = func(*_copied(list(args)), **_copied([kwargs])[0])  # (it may write into them)
         if pytree.is_node(out):
@@ -512,6 +584,22 @@ def _ones_like(x: Any) -> Any:
     return type(x)(1.0) if isinstance(x, np.floating) else 1.0
 
 
+@overload
+def elementwise_grad(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    argnums: Wrt | None = None,
+) -> ElementwiseGrad[P]: ...
+@overload
+def elementwise_grad(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], ElementwiseGrad[P]]: ...
 def elementwise_grad(
     func: Callable[..., Any] | None = None,
     wrt: Wrt | None = None,
