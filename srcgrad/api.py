@@ -16,7 +16,7 @@ from .derivative import Derivative, P
 from .results import _copied
 
 if TYPE_CHECKING:  # (jacobians.py builds on the derivative object)
-    from .jacobians import HessianVectorProduct, Jacobian
+    from .jacobians import ElementwiseGrad, HessianVectorProduct, Jacobian
 
 
 @overload
@@ -238,11 +238,19 @@ def _make(kind: str, func: Any, wrt: Wrt, **options: Any) -> Any:
     return Derivative(_checked(func, kind), kind, wrt, **options)
 
 
-def show(derivative: Derivative | Jacobian | HessianVectorProduct, file: Any = None) -> None:
+def show(
+    derivative: Derivative[Any]
+    | Jacobian[Any]
+    | HessianVectorProduct
+    | ElementwiseGrad[Any]
+    | VjpWithFunction[Any],
+    file: Any = None,
+) -> None:
     """Print the generated source of ``derivative`` with line numbers."""
-    from .jacobians import HessianVectorProduct, Jacobian
+    from .jacobians import ElementwiseGrad, HessianVectorProduct, Jacobian
 
-    if not isinstance(derivative, (Derivative, Jacobian, HessianVectorProduct)):
+    made = (Derivative, Jacobian, HessianVectorProduct, ElementwiseGrad, VjpWithFunction)
+    if not isinstance(derivative, made):
         raise TypeError(
             f"show takes an object made by a srcgrad transformation, got {derivative!r}"
         )

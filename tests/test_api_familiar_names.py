@@ -306,6 +306,24 @@ def test_elementwise_grad_shows_its_code():
     assert "elementwise_grad of elementwise_grad of third" in repr(second)
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: srcgrad.elementwise_grad(third),
+        lambda: srcgrad.elementwise_grad(third, mode="forward"),
+        lambda: srcgrad.vjp(third, return_fn=True),
+        lambda: srcgrad.jacfwd(third),
+    ],
+)
+def test_show_and_export_take_the_new_objects(make, capsys, tmp_path):
+    d = make()
+    d(XS)
+    srcgrad.show(d)
+    assert "np.cosh(x)" in capsys.readouterr().out
+    path = srcgrad.export(d, tmp_path / "derivative.py")
+    assert path.read_text() == d.source + ("" if d.source.endswith("\n") else "\n")
+
+
 # -- vjp(..., return_fn=True) --------------------------------------------------------------
 
 
