@@ -22,7 +22,8 @@ from .custom import Primitive, primitive, stop_gradient
 from .derivative import Derivative
 from .errors import NoDerivativeError, SrcgradError, UnsupportedSyntaxError
 from .export import export
-from .jacobians import Jacobian, hessian, hvp, jacobian
+from .jacobians import Jacobian, elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev
+from .pytree import tree_leaves, tree_map
 
 __version__ = "0.1.0"
 
@@ -33,15 +34,20 @@ __all__ = [
     "NoDerivativeError",
     "SrcgradError",
     "UnsupportedSyntaxError",
+    "elementwise_grad",
     "export",
     "grad",
     "hessian",
     "hvp",
+    "jacfwd",
     "jacobian",
+    "jacrev",
     "jvp",
     "primitive",
     "show",
     "stop_gradient",
+    "tree_leaves",
+    "tree_map",
     "value_and_grad",
     "vjp",
 ]

@@ -7,28 +7,51 @@ caches it, and runs it. ``.source`` is the generated module.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
-from .arguments import Wrt
-from .derivative import Derivative
+from .arguments import Wrt, resolve_wrt
+from .derivative import Derivative, P
+from .results import _copied
 
 if TYPE_CHECKING:  # (jacobians.py builds on the derivative object)
-    from .jacobians import HessianVectorProduct, Jacobian
+    from .jacobians import ElementwiseGrad, HessianVectorProduct, Jacobian
 
 
+@overload
 def grad(
-    func: Callable[..., Any] | None = None,
-    wrt: Wrt = 0,
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
     *,
     mode: str = "reverse",
     has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Derivative[P]: ...
+@overload
+def grad(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Derivative[P]]: ...
+def grad(
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
 ) -> Any:
     """The gradient of ``func``'s scalar output with respect to argument(s) ``wrt``.
 
     Works as ``grad(f)``, ``@grad`` and ``@grad(wrt="w")``. ``wrt`` names
     positional parameters by index or name; a tuple gives a tuple of
-    gradients. ``mode="forward"`` computes the same numbers with
+    gradients; the first argument when not given. ``argnums`` is a synonym of ``wrt``
+    (JAX's ``jax.grad(f, argnums=1)``; giving both is a ``TypeError``), here and in every
+    transformation. ``mode="forward"`` computes the same numbers with
     forward-mode code: for up to ``srcgrad.passes.FORWARD_LANES`` (8) input
     elements in all, one pass that computes the primal once and carries a
     tangent per element; for more, one pass per element. ``mode="auto"``
@@ -40,51 +63,194 @@ def grad(
     ``func`` returns ``(value, aux)``, only ``value`` is differentiated, and
     the callable returns ``(gradient, aux)`` (JAX's meaning).
     """
-    return _make("grad", func, wrt, mode=mode, has_aux=has_aux)
+    return _make("grad", func, resolve_wrt(wrt, argnums, "grad"), mode=mode, has_aux=has_aux)
 
 
+@overload
 def value_and_grad(
-    func: Callable[..., Any] | None = None,
-    wrt: Wrt = 0,
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
     *,
     mode: str = "reverse",
     has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Derivative[P]: ...
+@overload
+def value_and_grad(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Derivative[P]]: ...
+def value_and_grad(
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    has_aux: bool = False,
+    argnums: Wrt | None = None,
 ) -> Any:
     """Like :func:`grad` (``mode`` too: ``"reverse"``, ``"forward"`` or ``"auto"``), but
     the callable returns ``(func(...), gradient)``; with ``has_aux=True``, ``((value,
     aux), gradient)``."""
+    wrt = resolve_wrt(wrt, argnums, "value_and_grad")
     return _make("value_and_grad", func, wrt, mode=mode, has_aux=has_aux)
 
 
-def jvp(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
+@overload
+def jvp(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Derivative[...]: ...
+@overload
+def jvp(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[..., Any]], Derivative[...]]: ...
+def jvp(
+    func: Callable[..., Any] | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None
+) -> Any:
     """Forward mode: a callable taking ``func``'s arguments, then one tangent per
     ``wrt`` argument, and returning ``(func(...), directional derivative)``."""
-    return _make("jvp", func, wrt)
+    return _make("jvp", func, resolve_wrt(wrt, argnums, "jvp"))
 
 
-def vjp(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
+@overload
+def vjp(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    return_fn: Literal[False] = False,
+) -> Derivative[...]: ...
+@overload
+def vjp(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    return_fn: Literal[True],
+) -> VjpWithFunction[P]: ...
+@overload
+def vjp(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    return_fn: Literal[False] = False,
+) -> Callable[[Callable[..., Any]], Derivative[...]]: ...
+@overload
+def vjp(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    return_fn: Literal[True],
+) -> Callable[[Callable[P, Any]], VjpWithFunction[P]]: ...
+def vjp(
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    return_fn: bool = False,
+) -> Any:
     """Reverse mode: a callable taking ``func``'s arguments, then the cotangent
     ``dout`` (shaped like the output), and returning the vector-Jacobian
-    product(s) with respect to ``wrt``."""
+    product(s) with respect to ``wrt``.
+
+    With ``return_fn=True``, JAX's form (``out, vjp_fn = jax.vjp(f, x, y)``): a callable
+    taking ``func``'s arguments alone and returning ``(func(...), vjp_fn)``, where
+    ``vjp_fn(dout)`` returns what ``vjp(func, wrt)(*args, dout)`` does (one product for
+    an int ``wrt``, a tuple for a tuple; JAX's ``vjp_fn`` gives a tuple with one for
+    every argument: ``wrt=(0, 1)`` for a function of two)::
+
+        out, vjp_fn = srcgrad.vjp(f, argnums=(0, 1), return_fn=True)(x, y)
+        x_bar, y_bar = vjp_fn(np.ones_like(out))
+
+    ``vjp_fn`` keeps copies of the arguments, so it gives the products at the values
+    the call was given, and runs the generated vjp code (which computes ``func``'s
+    value again: srcgrad records nothing between the two calls)."""
+    wrt = resolve_wrt(wrt, argnums, "vjp")
+    if return_fn:
+        if func is None:
+            return lambda f: VjpWithFunction(f, wrt)
+        return VjpWithFunction(_checked(func, "vjp"), wrt)
     return _make("vjp", func, wrt)
 
 
-def _make(kind: str, func: Any, wrt: Wrt, **options: Any) -> Any:
-    if func is None:
-        return lambda f: Derivative(f, kind, wrt, **options)
+class VjpWithFunction(Generic[P]):
+    """What ``vjp(func, wrt, return_fn=True)`` returns: called with ``func``'s arguments,
+    ``(func(...), vjp_fn)``, as ``jax.vjp`` returns them (see :func:`vjp`)."""
+
+    #: (what analysis looks for to say that a differentiated function calls one)
+    __srcgrad_derivative__ = True
+
+    def __init__(self, func: Callable[..., Any], wrt: Wrt) -> None:
+        self._vjp = Derivative(func, "vjp", wrt)
+        functools.update_wrapper(self, func, updated=())
+        self.__wrapped__ = func
+
+    @property
+    def source(self) -> str:
+        """The generated code ``vjp_fn`` runs: the vjp of ``func``."""
+        return self._vjp.source
+
+    def __repr__(self) -> str:
+        inner = self._vjp
+        wrt = inner.wrt[0] if not inner._wrt_tuple else tuple(inner.wrt)
+        what = inner.__wrapped__
+        name = repr(what) if isinstance(what, Derivative) else what.__qualname__
+        return f"<srcgrad.vjp of {name}, wrt={wrt!r}, return_fn=True>"
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> tuple[Any, Callable[[Any], Any]]:
+        # the arguments as they are now, apart from the caller's (which may change
+        # later) and from the call of func (which may write into its own)
+        saved = _copied(list(args))
+        saved_keywords = _copied([kwargs])[0]
+        out = self.__wrapped__(*_copied(saved), **_copied([saved_keywords])[0])
+        products = self._vjp
+
+        def vjp_fn(dout: Any) -> Any:
+            """The vector-Jacobian product(s) of ``dout`` at the arguments of the call."""
+            return products(*saved, dout, **saved_keywords)
+
+        return out, vjp_fn
+
+
+def _checked(func: Any, kind: str) -> Any:
     if not callable(func) and not isinstance(func, Derivative):
         raise TypeError(
             f"{kind} takes a function to differentiate, then options: "
             f"use {kind}(f, wrt=...) or @{kind}(wrt=...); got {func!r}"
         )
-    return Derivative(func, kind, wrt, **options)
+    return func
 
 
-def show(derivative: Derivative | Jacobian | HessianVectorProduct, file: Any = None) -> None:
+def _make(kind: str, func: Any, wrt: Wrt, **options: Any) -> Any:
+    if func is None:
+        return lambda f: Derivative(f, kind, wrt, **options)
+    return Derivative(_checked(func, kind), kind, wrt, **options)
+
+
+def show(
+    derivative: Derivative[Any]
+    | Jacobian[Any]
+    | HessianVectorProduct
+    | ElementwiseGrad[Any]
+    | VjpWithFunction[Any],
+    file: Any = None,
+) -> None:
     """Print the generated source of ``derivative`` with line numbers."""
-    from .jacobians import HessianVectorProduct, Jacobian
+    from .jacobians import ElementwiseGrad, HessianVectorProduct, Jacobian
 
-    if not isinstance(derivative, (Derivative, Jacobian, HessianVectorProduct)):
+    made = (Derivative, Jacobian, HessianVectorProduct, ElementwiseGrad, VjpWithFunction)
+    if not isinstance(derivative, made):
         raise TypeError(
             f"show takes an object made by a srcgrad transformation, got {derivative!r}"
         )

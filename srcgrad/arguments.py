@@ -22,6 +22,20 @@ if TYPE_CHECKING:
 
 Wrt = Union[int, str, Sequence[Union[int, str]]]  # noqa: UP007 (a runtime alias on 3.10)
 
+
+def resolve_wrt(wrt: Wrt | None, argnums: Wrt | None, kind: str) -> Wrt:
+    """The arguments a transformation differentiates: ``wrt``, or ``argnums`` (JAX's name
+    for it, accepted as a synonym), or the first argument when neither is given."""
+    if wrt is not None and argnums is not None:
+        raise TypeError(
+            f"{kind} takes wrt or argnums (the same option, by JAX's name), not both: "
+            f"got wrt={wrt!r} and argnums={argnums!r}"
+        )
+    if argnums is not None:
+        return argnums
+    return 0 if wrt is None else wrt
+
+
 _MODES = ("reverse", "forward")
 #: grad's and value_and_grad's: "auto" is forward mode for one or two numbers (see
 #: passes.auto_forward)
@@ -61,6 +75,14 @@ def _not_a_function(func: Any, kind: str) -> str:
         "Differentiate a function written with def or lambda that makes the call, "
         "e.g. `{call}`, so that srcgrad can read its source"
     )
+    if getattr(func, "__srcgrad_derivative__", False):  # jacobian(f), hvp(f)...: no Derivative
+        return (
+            f"srcgrad differentiates Python functions and the derivatives grad, "
+            f"value_and_grad, jvp and vjp make; got {func!r}, which it does not "
+            f"differentiate again. Apply {kind} to those: srcgrad.hessian(f) and "
+            "jacobian(grad(f), mode='forward') for second derivatives, jvp(vjp(f)) or "
+            "vjp(vjp(f)) for those of a vjp, elementwise_grad(elementwise_grad(f))."
+        )
     if inspect.ismethod(func) and inspect.isfunction(func.__func__):
         owner = func.__self__ if inspect.isclass(func.__self__) else type(func.__self__)
         name = f"{owner.__qualname__}.{func.__func__.__name__}"

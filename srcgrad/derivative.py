@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Generic, ParamSpec
 
 from . import pytree
 from .arguments import (
@@ -45,13 +45,19 @@ from .origins import _in_user_code
 from .passes import _forward_grad, auto_forward
 from .results import _fresh, _like_tree, _output_dtype, _tangent_like
 
+#: the parameters of the function a derivative is made from: a ``grad``, ``value_and_grad``
+#: or ``jacobian`` takes the same arguments (``Derivative[P]``), a ``jvp`` or ``vjp`` more
+#: (``Derivative[...]``), which a type checker sees
+P = ParamSpec("P")
 
-class Derivative(Nesting):
+
+class Derivative(Nesting, Generic[P]):
     """A derivative of a Python function, generated as Python source.
 
     Call it like the transformation that made it says. ``.source`` is the
     generated code (of the most recent call, or a generic version before any
-    call); ``.__wrapped__`` is the original function.
+    call); ``.__wrapped__`` is the original function. For a type checker it is
+    ``Derivative[P]``, called with the arguments of a function of parameters ``P``.
     """
 
     #: (what analysis looks for to say that a differentiated function calls one)
@@ -295,7 +301,7 @@ class Derivative(Nesting):
         return derivative_html(self)
 
     # -- calling -------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any:
         if self._over_reverse is not None:
             return self._call_over_reverse(args, kwargs)
         if self.mode == "auto" and auto_forward(self, args, kwargs):

@@ -8,19 +8,27 @@ import functools
 import inspect
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, overload
 
 import numpy as np
 
 from . import pytree
-from .arguments import _MODES, Wrt, _is_array, _not_a_function, call_with, is_complex_leaf
+from .arguments import (
+    _MODES,
+    Wrt,
+    _is_array,
+    _not_a_function,
+    call_with,
+    is_complex_leaf,
+    resolve_wrt,
+)
 from .backends import (
     check_arguments,
 )
 from .backends import (
     module_of as _module_of,
 )
-from .derivative import Derivative
+from .derivative import Derivative, P
 from .passes import _Passes
 from .results import (
     _copied,
@@ -29,7 +37,7 @@ from .results import (
 )
 
 
-class Jacobian:
+class Jacobian(Generic[P]):
     """The Jacobian of ``func`` with respect to ``wrt``: an array of shape
     ``out.shape + arg.shape`` (a tuple of them for a tuple ``wrt``). In forward mode
     ``func`` may return a tuple of arrays: then a tuple with an entry for each (each an
@@ -78,7 +86,7 @@ class Jacobian:
             f"mode={self.mode!r}>"
         )
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any:
         inner = self._inner
         values = inner._bind(args, kwargs)
         check_arguments(values, inner._params, inner.__name__)
@@ -287,25 +295,66 @@ def _like_jacobian(jac: Any, out: Any, v: Any) -> Any:
     return jac
 
 
-def jacobian(func: Callable[..., Any] | None = None, wrt: Wrt = 0, *, mode: str = "reverse") -> Any:
+@overload
+def jacobian(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    argnums: Wrt | None = None,
+) -> Jacobian[P]: ...
+@overload
+def jacobian(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
+def jacobian(
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    argnums: Wrt | None = None,
+) -> Any:
     """The Jacobian of ``func`` with respect to argument(s) ``wrt``: an array of shape
     ``out.shape + arg.shape`` (a tuple of them when ``wrt`` is a tuple).
 
     Works as ``jacobian(f)``, ``@jacobian`` and ``@jacobian(wrt="w")``.
     ``mode="reverse"`` costs one vjp per output element, ``mode="forward"`` one
-    jvp per input element.
+    jvp per input element. ``argnums`` is a synonym of ``wrt`` (JAX's name).
     """
+    wrt = resolve_wrt(wrt, argnums, "jacobian")
     if func is None:
         return lambda f: Jacobian(f, wrt, mode)
     return Jacobian(func, wrt, mode)
 
 
-def hessian(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
+@overload
+def hessian(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Jacobian[P]: ...
+@overload
+def hessian(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
+def hessian(
+    func: Callable[..., Any] | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None
+) -> Any:
     """The Hessian of ``func``'s scalar output with respect to argument ``wrt``: an array
     of shape ``arg.shape + arg.shape``, by forward mode over the reverse-mode gradient
     (one Hessian-vector product per input element). For a tuple ``wrt``, its blocks:
     ``H[i][j]``, of shape ``arg_i.shape + arg_j.shape``, is the derivative of the gradient
-    for ``wrt[i]`` with respect to ``wrt[j]`` (as ``jax.hessian`` with a tuple ``argnums``)."""
+    for ``wrt[i]`` with respect to ``wrt[j]`` (as ``jax.hessian`` with a tuple ``argnums``).
+    ``argnums`` is a synonym of ``wrt``."""
+    wrt = resolve_wrt(wrt, argnums, "hessian")
     if func is None:
         return lambda f: hessian(f, wrt)
     return Jacobian(Derivative(func, "grad", wrt), wrt, mode="forward")
@@ -337,9 +386,249 @@ class HessianVectorProduct:
         return product
 
 
-def hvp(func: Callable[..., Any] | None = None, wrt: Wrt = 0) -> Any:
+@overload
+def hvp(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> HessianVectorProduct: ...
+@overload
+def hvp(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[..., Any]], HessianVectorProduct]: ...
+def hvp(
+    func: Callable[..., Any] | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None
+) -> Any:
     """A callable taking ``func``'s arguments, then one vector per ``wrt`` argument (shaped
-    like it), and returning the Hessian-vector product(s)."""
+    like it), and returning the Hessian-vector product(s). ``argnums`` is a synonym of
+    ``wrt``."""
+    wrt = resolve_wrt(wrt, argnums, "hvp")
     if func is None:
         return lambda f: HessianVectorProduct(f, wrt)
     return HessianVectorProduct(func, wrt)
+
+
+@overload
+def jacfwd(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Jacobian[P]: ...
+@overload
+def jacfwd(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
+def jacfwd(
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Any:
+    """JAX's ``jax.jacfwd``: the Jacobian by forward mode, ``jacobian(func, wrt,
+    mode="forward")`` (one jvp per input element).
+
+    As in JAX, an int ``argnums`` (or ``wrt``) gives an array of shape ``out.shape +
+    arg.shape`` and a tuple gives a tuple of them, one per argument, even a tuple of one;
+    a function returning a tuple gives a tuple with an entry for each of its arrays, and a
+    dict (list, dataclass...) of parameters gives a Jacobian of that structure::
+
+        def f(x, y):
+            return np.sin(x) * y
+
+        srcgrad.jacfwd(f, argnums=(0, 1))(x, y)  # (diag(cos(x) * y), diag(sin(x)))
+    """
+    wrt = resolve_wrt(wrt, argnums, "jacfwd")
+    if func is None:
+        return lambda f: Jacobian(f, wrt, "forward")
+    return Jacobian(func, wrt, "forward")
+
+
+@overload
+def jacrev(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Jacobian[P]: ...
+@overload
+def jacrev(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
+def jacrev(
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+) -> Any:
+    """JAX's ``jax.jacrev``: the Jacobian by reverse mode, ``jacobian(func, wrt,
+    mode="reverse")`` (one vjp per output element).
+
+    As in JAX, an int ``argnums`` (or ``wrt``) gives an array of shape ``out.shape +
+    arg.shape`` and a tuple gives a tuple of them, even a tuple of one. Unlike JAX's, it
+    takes arrays and numbers as the arguments it differentiates and a function returning
+    one array (a pytree of parameters, or a tuple returned, is a ``TypeError``: use
+    :func:`jacfwd`, which takes them)::
+
+        srcgrad.jacrev(f)(x, y)  # diag(cos(x) * y), the same numbers as jacfwd
+    """
+    wrt = resolve_wrt(wrt, argnums, "jacrev")
+    if func is None:
+        return lambda f: Jacobian(f, wrt, "reverse")
+    return Jacobian(func, wrt, "reverse")
+
+
+class ElementwiseGrad(Generic[P]):
+    """What :func:`elementwise_grad` returns: called with ``func``'s arguments, the sum of
+    the Jacobian's rows, ``ones @ J`` (the derivative itself, for an elementwise
+    function). See :func:`elementwise_grad`."""
+
+    #: (what analysis looks for to say that a differentiated function calls one)
+    __srcgrad_derivative__ = True
+
+    def __init__(self, func: Callable[..., Any], wrt: Wrt, mode: str = "reverse") -> None:
+        if mode not in _MODES:
+            raise ValueError(
+                f"elementwise_grad's mode must be 'reverse' or 'forward', not {mode!r}"
+            )
+        if isinstance(wrt, (tuple, list)):
+            raise TypeError(
+                f"elementwise_grad differentiates with respect to one argument (as autograd's "
+                f"argnum does), not {wrt!r}: make one for each argument"
+            )
+        self.mode = mode
+        #: the first elementwise_grad, where this is the second
+        self._first: ElementwiseGrad | None = None
+        if isinstance(func, ElementwiseGrad):
+            if func._first is not None:
+                raise TypeError(
+                    "srcgrad's elementwise_grad goes to the second derivative "
+                    "(elementwise_grad(elementwise_grad(f))), not beyond: for a higher one, "
+                    "write the derivative you know as a function and differentiate that"
+                )
+            self._first = func
+            func = func.__wrapped__
+        vjp = Derivative(func, "vjp", wrt)
+        if self._first is not None:
+            if vjp.wrt != self._first.wrt:
+                raise TypeError(
+                    f"elementwise_grad of {self._first!r} with respect to {vjp.wrt[0]!r}: "
+                    "srcgrad takes both elementwise derivatives with respect to one argument"
+                )
+            # the Jacobian of g = ones @ J is a sum of Hessians, symmetric: ones @ J_g is
+            # J_g @ ones, the jvp of the vjp along ones
+            self._derivative: Any = Derivative(vjp, "jvp", wrt)
+        elif mode == "reverse":
+            self._derivative = vjp
+        else:
+            self._jacobian = Jacobian(func, wrt, "forward")
+            self._derivative = self._jacobian._inner
+        self._bound = vjp  # (binds a call's arguments to func's parameters)
+        functools.update_wrapper(self, func, updated=())
+        self.__wrapped__ = func
+        self.wrt = vjp.wrt
+
+    @property
+    def source(self) -> str:
+        """The generated code run: the vjp of ``func`` (reverse mode), its jvp (forward
+        mode), or the jvp of its vjp (a second elementwise_grad)."""
+        return self._derivative.source
+
+    def __repr__(self) -> str:
+        what = "elementwise_grad of elementwise_grad" if self._first else "elementwise_grad"
+        return (
+            f"<srcgrad.{what} of {self.__wrapped__.__qualname__}, wrt={self.wrt[0]!r}, "
+            f"mode={self.mode!r}>"
+        )
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any:
+        func = self.__wrapped__
+        out = func(*_copied(list(args)), **_copied([kwargs])[0])  # (it may write into them)
+        if pytree.is_node(out):
+            raise TypeError(
+                f"elementwise_grad takes a function returning an array or a number; "
+                f"{func.__qualname__} returns a {type(out).__name__}: make one function for "
+                "each of its arrays, or use srcgrad.vjp with a cotangent for each"
+            )
+        if self._first is None and self.mode == "reverse":
+            return self._derivative(*args, _ones_like(out), **kwargs)
+        values = self._bound._bind(args, kwargs)
+        arg = values[self._bound._wrt_index[0]]
+        if self._first is not None:
+            ones = pytree.map_leaves(_ones_like, arg)  # (a pytree's: ones at every leaf)
+            _, product = self._derivative(*values, _ones_like(out), ones)
+            return product
+        columns = self._jacobian(*values)
+        axes = tuple(range(np.ndim(out)))
+        if not axes:  # (a scalar output: the gradient)
+            return columns
+        return pytree.map_leaves(
+            lambda c, a: _like_jacobian(np.sum(c, axis=axes), out, a), columns, arg
+        )
+
+
+def _ones_like(x: Any) -> Any:
+    """Ones of the shape, dtype (a float one) and array module of ``x``; a number: 1.0."""
+    if _is_array(x):
+        return _module_of(x).ones_like(x, dtype=np.result_type(x.dtype, np.float32))
+    return type(x)(1.0) if isinstance(x, np.floating) else 1.0
+
+
+@overload
+def elementwise_grad(
+    func: Callable[P, Any],
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    argnums: Wrt | None = None,
+) -> ElementwiseGrad[P]: ...
+@overload
+def elementwise_grad(
+    func: None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    argnums: Wrt | None = None,
+) -> Callable[[Callable[P, Any]], ElementwiseGrad[P]]: ...
+def elementwise_grad(
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    mode: str = "reverse",
+    argnums: Wrt | None = None,
+) -> Any:
+    """autograd's ``elementwise_grad``: the gradient of the sum of ``func``'s outputs with
+    respect to one argument, ``ones @ J``, the vjp with a cotangent of ones. For an
+    elementwise function (a diagonal Jacobian: ``np.tanh``, a polynomial evaluated on an
+    array of points) it is the derivative at every element, in one pass::
+
+        def f(x):
+            return np.tanh(x)
+
+        xs = np.linspace(-7, 7, 200)
+        dy = srcgrad.elementwise_grad(f)(xs)  # 1 - tanh(xs) ** 2
+        d2y = srcgrad.elementwise_grad(srcgrad.elementwise_grad(f))(xs)
+
+    For a function that is not elementwise it is still ``ones @ J``, the sum of the
+    Jacobian's rows (as autograd's), not the derivative of each output. ``func`` returns
+    one array or number. ``mode="reverse"`` runs ``func`` once to learn its output's
+    shape, then its generated vjp; ``mode="forward"`` its jvp once per input element (the
+    Jacobian's columns, summed: for small inputs). Applied to an ``elementwise_grad``,
+    it gives the second derivative (forward mode over the reverse-mode vjp: the Jacobian
+    of ``ones @ J`` is a sum of Hessians, so symmetric); not beyond. ``argnums`` is a
+    synonym of ``wrt`` (autograd's ``argnum``), which names one argument.
+    """
+    wrt = resolve_wrt(wrt, argnums, "elementwise_grad")
+    if func is None:
+        return lambda f: ElementwiseGrad(f, wrt, mode)
+    return ElementwiseGrad(func, wrt, mode)

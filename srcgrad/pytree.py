@@ -143,3 +143,27 @@ def _describe(x: Any) -> str:
     if is_node(x):
         return f"a {type(x).__name__} of length {len(x)}"
     return f"a leaf of type {type(x).__name__}"
+
+
+def tree_leaves(tree: Any) -> list[Any]:
+    """The leaves of ``tree`` in order, as ``jax.tree_util.tree_leaves`` gives them, for
+    the pytrees srcgrad takes: (nested) dicts, lists, tuples, namedtuples and dataclass
+    instances; anything else is a leaf (``None`` too, which JAX drops). A dict's leaves
+    come in its insertion order (JAX sorts its keys), a dataclass's in its fields' order::
+
+        srcgrad.tree_leaves({"W": W, "b": [b1, b2]})  # [W, b1, b2]
+    """
+    return leaves(tree)
+
+
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+    """``jax.tree_util.tree_map`` (JAX's ``jax.tree.map``) for the pytrees srcgrad takes:
+    a container of ``tree``'s structure (its type: a namedtuple's or a dataclass's too;
+    a dict subclass comes back a dict) holding ``f(leaf, *others)`` for each leaf of
+    ``tree`` and the leaves at the same place in ``rest``, which must have ``tree``'s
+    structure (a ``ValueError`` names the first place where one does not)::
+
+        grads = srcgrad.grad(loss)(params, x)
+        params = srcgrad.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+    """
+    return map_leaves(f, tree, *rest)

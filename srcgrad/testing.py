@@ -28,6 +28,7 @@ import numpy as np
 
 from . import pytree
 from .api import jvp, vjp
+from .arguments import resolve_wrt
 from .verify import gradient_test, verify
 from .verify_rules import verify_rule
 
@@ -83,15 +84,20 @@ def _moved(x: Any, v: Any, step: float) -> Any:
 def check_grads(
     func: Callable[..., Any],
     args: Sequence[Any],
-    wrt: int | str | Sequence[int | str] = 0,
+    wrt: int | str | Sequence[int | str] | None = None,
     modes: Sequence[str] = ("forward", "reverse"),
     order: int = 1,
     atol: float | None = None,
     rtol: float | None = None,
     eps: float | None = None,
     seed: int = 0,
+    *,
+    argnums: int | str | Sequence[int | str] | None = None,
 ) -> None:
     """Check srcgrad's derivatives of ``func`` at ``args`` against finite differences.
+
+    ``wrt`` (or its synonym ``argnums``, JAX's name) chooses the arguments checked: the
+    first when neither is given.
 
     Arguments (and outputs) may be pytrees (dicts, lists, tuples, dataclasses of arrays
     and numbers): directions are random leaf by leaf, and the modes are compared
@@ -106,7 +112,7 @@ def check_grads(
     """
     _check_options(order, modes)
     args = list(args)
-    wrt_t = _tuple(wrt)
+    wrt_t = _tuple(resolve_wrt(wrt, argnums, "check_grads"))
     positions = _positions(func, wrt_t)
     single, eps, atol, rtol = _tolerances(func, args, positions, eps, atol, rtol)
     rng = np.random.default_rng(seed)

@@ -4,15 +4,20 @@ Each fenced Python block of README.md that defines a generated function
 (``def grad_...``) is compared, line for line, with the source srcgrad makes now
 for the same user function and the arguments the README names; and each user
 function the README shows is the one defined here. When the optimizer changes
-what it writes, this test says which README block to paste anew.
+what it writes, this test says which README block to paste anew. The package
+index's page (docs/pypi.md) is checked the same way.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import io
 import re
+import subprocess
+import sys
 import textwrap
+import tokenize
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +25,9 @@ import pytest
 
 import srcgrad
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PYPI = ROOT / "docs" / "pypi.md"  # (pyproject.toml's readme)
 
 
 def loss(w, x, y):
@@ -92,8 +99,8 @@ GENERATED = {
 USER = {"loss": loss, "rnn": rnn, "smooth": smooth, "euler2": euler2, "power": power}
 
 
-def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+def python_blocks(document: Path = README) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", document.read_text(), flags=re.S)
 
 
 def functions_in(block: str) -> dict[str, str]:
@@ -107,9 +114,24 @@ def functions_in(block: str) -> dict[str, str]:
     }
 
 
-def shown(prefixes: tuple[str, ...]) -> dict[str, str]:
+def same_code(shown_text: str, generated: str) -> bool:
+    """The same code: the same text, or (where ``ast.unparse`` of this Python spells it
+    otherwise, as 3.10's ``(_, rec) = ...``) the same tree and the same comments."""
+    if shown_text == generated:
+        return True
+    return ast.dump(ast.parse(shown_text)) == ast.dump(ast.parse(generated)) and comments(
+        shown_text
+    ) == comments(generated)
+
+
+def comments(text: str) -> list[str]:
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    return [token.string for token in tokens if token.type == tokenize.COMMENT]
+
+
+def shown(prefixes: tuple[str, ...], document: Path = README) -> dict[str, str]:
     found = {}
-    for block in python_blocks():
+    for block in python_blocks(document):
         for name, text in functions_in(block).items():
             if name.startswith(prefixes):
                 found[name] = text
@@ -120,22 +142,53 @@ def test_the_readme_shows_generated_code():
     assert set(shown(("grad_", "jvp_"))) == set(GENERATED)
 
 
-@pytest.mark.parametrize("name", sorted(GENERATED))
-def test_generated_code_in_the_readme_is_current(name):
+def test_the_package_index_page_shows_generated_code():
+    assert set(shown(("grad_", "jvp_"), PYPI)) == {"grad_loss"}
+
+
+SHOWN = [(README, name) for name in sorted(GENERATED)] + [(PYPI, "grad_loss")]
+
+
+@pytest.mark.parametrize(("document", "name"), SHOWN, ids=lambda v: getattr(v, "name", v))
+def test_generated_code_in_the_readme_is_current(document, name):
     """The entry point, and the generated functions shown beside it (a recursive
     function's pair), as srcgrad writes them now."""
     derivative, args = GENERATED[name]
     derivative(*args())
     generated = functions_in(derivative.source)
-    block = next(b for b in python_blocks() if f"def {name}(" in b)
+    block = next(b for b in python_blocks(document) if f"def {name}(" in b)
     for shown_name, text in functions_in(block).items():
-        assert text == generated[shown_name], (
-            f"README.md shows an old {shown_name}; paste this in its place:\n\n"
-            f"{generated[shown_name]}"
+        assert same_code(text, generated[shown_name]), (
+            f"{document.relative_to(ROOT)} shows an old {shown_name}; paste this in its "
+            f"place:\n\n{generated[shown_name]}"
         )
 
 
-@pytest.mark.parametrize("name", sorted(USER))
-def test_user_functions_in_the_readme_are_the_ones_tested(name):
-    readme = shown((name,))[name]
+@pytest.mark.parametrize(
+    ("document", "name"),
+    [(README, name) for name in sorted(USER)] + [(PYPI, "loss")],
+    ids=lambda v: getattr(v, "name", v),
+)
+def test_user_functions_in_the_readme_are_the_ones_tested(document, name):
+    readme = shown((name,), document)[name]
     assert readme == textwrap.dedent(inspect.getsource(USER[name])).rstrip()
+
+
+def test_show_prints_the_generic_version_the_readme_describes():
+    # the README: grad_loss never computes the loss, while `python -m srcgrad show`
+    # (no arguments, so no ranks) prints a version that "computes the mean's terms to
+    # count them, and sums adjoints back down (`unbroadcast_to`)"
+    text = " ".join(README.read_text().split())
+    assert "`python -m srcgrad show examples/quickstart.py:loss` calls nothing" in text
+    shown_code = subprocess.run(
+        [sys.executable, "-m", "srcgrad", "show", "examples/quickstart.py:loss"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    generic = functions_in(shown_code)["grad_loss"]
+    assert "np.size(y * np.log(p)" in generic and "unbroadcast_to(" in generic, (
+        "`python -m srcgrad show` prints other code for the README's loss now: make the "
+        f"README's paragraph after grad_loss say what it does:\n\n{generic}"
+    )
