@@ -506,6 +506,12 @@ class _Report:
             lines += components[:20] + (
                 [f"  ... {len(components) - 20} more"] if len(components) > 20 else []
             )
+        checker = self.checker
+        if self.mine is not None and checker.refused is None:
+            from .verify_locate import locate
+
+            grad = checker.derivatives()[2]
+            lines += locate(checker.f, checker.gradient, grad, _copied(self.values), checker.rtol)
         return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@ reported with the components that disagree; correct gradients give no report."""
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 
@@ -38,6 +39,35 @@ def mlp_grad(W1, W2, x):
     do = 2 * (h @ W2)
     dh = do @ W2.T
     return x.T @ (dh * (1 - h**2))
+
+
+def two_layer(W1, b1, W2, X, Y):
+    H = np.tanh(X @ W1 + b1)
+    P = H @ W2
+    return 0.5 * np.sum((P - Y) ** 2)
+
+
+def two_layer_backprop(W1, b1, W2, X, Y):
+    H = np.tanh(X @ W1 + b1)
+    P = H @ W2
+    dP = P - Y
+    dW2 = H.T @ dP
+    dH = dP @ W2.T
+    dZ = dH * (1 - H)  # the bug: tanh' is 1 - H**2
+    dW1 = X.T @ dZ
+    db1 = np.sum(dZ, axis=0)
+    return dW1, db1, dW2
+
+
+def test_the_first_wrong_line_is_located():
+    args = (np.full((2, 2), 0.5), np.ones(2), np.ones((2, 1)), np.ones((3, 2)), np.ones((3, 1)))
+    text = _report(two_layer, args, gradient=two_layer_backprop, wrt=(0, 1, 2))
+    start = inspect.getsourcelines(two_layer_backprop)[1]
+    assert f"line {start + 5}: dH = dP @ W2.T" in text and "agrees with the adjoint of H" in text
+    lines = re.search(r"the first wrong value is made in lines (\d+)-(\d+)", text).groups()
+    low, high = map(int, lines)
+    assert low <= start + 6 <= high  # dZ's line
+    assert high - low <= 3
 
 
 def test_transposed_matrix_found_and_shrunk():
