@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import display
-from .rules import RULES, SEQUENCE_RULES, Rule
+from .rules import RULES, SEQUENCE_RULES, Rule, load_scipy_stats_rules
 from .rules.complex_numbers import COMPLEX_RULES
 
 #: well-known second names of one numpy object, listed too
@@ -123,6 +123,7 @@ def _complex_rule(key: Any) -> bool:
 
 def supported() -> list[tuple[str, str]]:
     """(qualified name, modes) for every function srcgrad differentiates, sorted."""
+    load_scipy_stats_rules(import_scipy=True)
     rows = {}
     for key, rule in RULES.items():
         if rule.primitive is not None:  # a user's own rule

@@ -28,6 +28,8 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import importlib
+import sys
 from collections import ChainMap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -249,6 +251,31 @@ def linear(ctx: Context) -> ast.expr:
 #: statements the transforms write themselves, with their parameters
 SEQUENCE_RULES: dict[str, Rule] = {}
 
+#: whether the rules of scipy.stats are registered: importing scipy.stats costs about a
+#: second, so they are registered when a lookup misses and the user's code has imported
+#: it (a function of scipy.stats can reach srcgrad no other way), or for a listing
+_stats_loaded = False
+
+
+def load_scipy_stats_rules(import_scipy: bool = False) -> bool:
+    """Register the rules of ``scipy.stats`` if its module is imported (with
+    ``import_scipy``, import it first where SciPy is installed); True where this call
+    registered them."""
+    global _stats_loaded
+    if _stats_loaded:
+        return False
+    if "scipy.stats" not in sys.modules:
+        if not import_scipy:
+            return False
+        try:
+            importlib.import_module("scipy.stats")
+        except ImportError:
+            return False
+    _stats_loaded = True
+    importlib.import_module(f"{__name__}.scipy_stats")
+    return True
+
+
 # the modules that fill RULES
 from . import (  # noqa: E402,F401
     complex_numbers,
@@ -263,7 +290,6 @@ from . import (  # noqa: E402,F401
     runtime_rules,
     scipy_linalg,
     scipy_special,
-    scipy_stats,
     shapes,
 )
 

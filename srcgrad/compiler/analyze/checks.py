@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
 from typing import Any
 
 import numpy as np
 
 from ...errors import NoDerivativeError, UnsupportedSyntaxError
 from ...rules.builders import operation_name
-from ...rules.scipy_stats import frozen_hint
 from ..astwalk import nodes
 from ..normalize.lower import Normalized
 from .complex_values import complex_problem_of
@@ -99,7 +99,7 @@ def _callee_message(op: Op) -> str | None:
         )
     if isinstance(op.key, tuple) and op.key[0] == "passed":
         return _passed_message(op.key[1])
-    frozen = frozen_hint(callee, op.key)  # scipy.stats: norm(mu, s).logpdf(x)
+    frozen = _frozen_hint(callee, op.key)  # scipy.stats: norm(mu, s).logpdf(x)
     if frozen is not None:
         return frozen
     if callee is dict:
@@ -382,3 +382,13 @@ def check_real_output(norm: Normalized, facts: Facts, out: ast.expr, kind: str) 
             "differentiates functions with real values (as JAX's does): return "
             "np.real(...), np.imag(...) or np.abs(...) of it, or use srcgrad.jvp.",
         )
+
+
+def _frozen_hint(callee: Any, key: Any) -> str | None:
+    """``scipy_stats.frozen_hint``, where the user's code has imported scipy.stats (its
+    rules are registered only then)."""
+    if "scipy.stats" not in sys.modules:
+        return None
+    from ...rules.scipy_stats import frozen_hint
+
+    return frozen_hint(callee, key)

@@ -12,7 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from ...rules import RULES, SEQUENCE_RULES, BindError, Context, Rule, bind
+from ...rules import (
+    RULES,
+    SEQUENCE_RULES,
+    BindError,
+    Context,
+    Rule,
+    bind,
+    load_scipy_stats_rules,
+)
 from ..astwalk import nodes
 from ..normalize.keywords import keyword_variant
 from .facts import (
@@ -265,6 +273,9 @@ def _lookup(key: Any) -> Rule | None:
     if helper is not None:  # a runtime helper in generated code: differentiating it again
         return RULES.get(("helper", helper))
     try:
-        return RULES.get(key)
+        rule = RULES.get(key)
     except TypeError:  # an unhashable callee
         return None
+    if rule is None and load_scipy_stats_rules():  # (a function of scipy.stats, maybe)
+        rule = RULES.get(key)
+    return rule
