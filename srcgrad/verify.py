@@ -442,7 +442,7 @@ class _Report:
             bad.append("srcgrad forward")
         components = self._components() if self.mine is not None else []
         if bad or components:
-            raise AssertionError(self._text(bad, components))
+            raise GradientMismatch(self._text(bad, components), self._located)
 
     def _components(self) -> list[str]:
         """Your gradient's components that disagree with srcgrad's (or, where srcgrad
@@ -506,13 +506,33 @@ class _Report:
             lines += components[:20] + (
                 [f"  ... {len(components) - 20} more"] if len(components) > 20 else []
             )
-        checker = self.checker
-        if self.mine is not None and checker.refused is None:
-            from .verify_locate import locate
-
-            grad = checker.derivatives()[2]
-            lines += locate(checker.f, checker.gradient, grad, _copied(self.values), checker.rtol)
         return "\n".join(lines)
+
+    def _located(self) -> list[str]:
+        """The report's last part: where your gradient's intermediate values go wrong
+        (:mod:`srcgrad.verify_locate`), made when the report is read."""
+        checker = self.checker
+        if self.mine is None or checker.refused is not None:
+            return []
+        from .verify_locate import locate
+
+        grad = checker.derivatives()[2]
+        return locate(checker.f, checker.gradient, grad, _copied(self.values), checker.rtol)
+
+
+class GradientMismatch(AssertionError):
+    """:func:`verify`'s report. Its last part, which runs both gradients again, is made
+    when the report is first read: hypothesis reads only the smallest failing input's,
+    not those of the inputs it tried while shrinking."""
+
+    def __init__(self, text: str, more: Callable[[], list[str]]) -> None:
+        super().__init__(text)
+        self._text, self._more, self._full = text, more, None
+
+    def __str__(self) -> str:
+        if self._full is None:
+            self._full = "\n".join([self._text, *self._more()])
+        return self._full
 
 
 # -- small helpers -------------------------------------------------------------------------

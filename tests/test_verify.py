@@ -60,7 +60,7 @@ def two_layer_backprop(W1, b1, W2, X, Y):
 
 
 def test_the_first_wrong_line_is_located():
-    args = (np.full((2, 2), 0.5), np.ones(2), np.ones((2, 1)), np.ones((3, 2)), np.ones((3, 1)))
+    args = (np.full((1, 2), 0.5), np.ones(2), np.ones((2, 1)), np.ones((1, 1)), np.ones((1, 1)))
     text = _report(two_layer, args, gradient=two_layer_backprop, wrt=(0, 1, 2))
     start = inspect.getsourcelines(two_layer_backprop)[1]
     assert f"line {start + 5}: dH = dP @ W2.T" in text and "agrees with the adjoint of H" in text
@@ -195,7 +195,8 @@ def test_command_line_check(tmp_path, capsys):
     target = f"{path}:loss"
     assert main(["check", target, "--shape", "W=3,2", "x=4,3", "--examples", "10"]) == 0
     assert "no disagreement found" in capsys.readouterr().out
-    status = main(["check", target, "--shape", "W=3,2", "x=4,3", "--gradient", "my_grad"])
+    options = ["--shape", "W=2,1", "x=1,2", "--gradient", "my_grad", "--examples", "10"]
+    status = main(["check", target, *options])
     out = capsys.readouterr().out
     assert status == 1 and "gradients of loss disagree at" in out and "W[0, 0]: yours" in out
     assert main(["check", target, "--shape", "Q=3"]) == 2
