@@ -70,14 +70,14 @@ def inline_temporaries(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stm
                 if isinstance(block[j], ast.If):  # its test (`if n == 0:`)
                     merged = copy.copy(block[j])
                     merged.test = copy_tree(block[j].test, {a: stmt.value})
-                    line = f"if {unparse(merged.test)}:"
                 else:
                     merged = copy_tree(block[j], {a: stmt.value})
-                    line = unparse(merged)
-                if len(line) > LINE_LIMIT:
+                size = _merged_size(facts[j], facts[i], a, merged)
+                if size[0] > LINE_LIMIT:
                     i += 1
                     continue
                 block[j], facts[j] = merged, _summary_of(merged, summaries)
+                facts[j].size = size
                 del block[i], facts[i]
                 all_reads[a] -= 1
                 assigned[a] -= 1
@@ -94,15 +94,50 @@ def _summary_of(stmt: ast.stmt, summaries: dict[int, tuple[ast.stmt, _Summary]])
 
 class _Summary:
     """What one statement reads, assigns, writes into and whether it has effects (a tape
-    pop), computed once per statement by the passes that scan a block many times."""
+    pop), computed once per statement by the passes that scan a block many times; and,
+    for inlining, bounds on the length of its line (see :func:`_merged_size`)."""
 
-    __slots__ = ("reads", "written", "into", "pure")
+    __slots__ = ("reads", "written", "into", "pure", "stmt", "size")
 
     def __init__(self, stmt: ast.stmt) -> None:
         self.reads = set(reads(stmt))
         self.into = _written_into(stmt)
         self.written = set(writes(stmt)) | self.into
         self.pure = _pure(getattr(stmt, "value", ast.Constant(0)))
+        self.stmt = stmt
+        self.size: tuple[int, int] | None = None  # (at least, at most) characters
+
+    def bounds(self) -> tuple[int, int]:
+        """Bounds on the length of the statement's line (``if <test>:`` for an ``if``)."""
+        if self.size is None:
+            n = len(_line(self.stmt))
+            self.size = (n, n)
+        return self.size
+
+
+def _line(stmt: ast.stmt) -> str:
+    return f"if {unparse(stmt.test)}:" if isinstance(stmt, ast.If) else unparse(stmt)
+
+
+#: how much an expression's text may change where it replaces a name: parentheses
+#: added for precedence (``-(x @ w)``) or dropped (a tuple in a subscript)
+_SLACK = 2
+
+
+def _merged_size(reader: _Summary, value: _Summary, a: str, merged: ast.stmt) -> tuple[int, int]:
+    """Bounds on the line length of ``merged``: the reader's statement with the value
+    of ``value``'s statement (``a = <value>``) written where it read ``a``. The text of
+    the merge is the reader's with ``a`` replaced by the value's text, give or take
+    parentheses; it is rendered only where the bounds straddle ``LINE_LIMIT``."""
+    low_r, high_r = reader.bounds()
+    low_v, high_v = value.bounds()
+    prefix = len(a) + 3  # (`a = `, before the value's text)
+    low = low_r - len(a) + low_v - prefix - _SLACK
+    high = high_r - len(a) + high_v - prefix + _SLACK
+    if low > LINE_LIMIT or high <= LINE_LIMIT:
+        return low, high
+    n = len(_line(merged))
+    return n, n
 
 
 def _inline_into(
