@@ -77,6 +77,11 @@ LEFT_ALONE = [
     ("t on the right of a subtraction", "t = x * 2.0\nv = 3.0 - t\nreturn v"),
     ("t given two values", "t = x * 2.0\nt = t + 1.0\nv = t * 3.0\nreturn v"),
     ("a matrix product: shape unknown", "t = x @ y\nv = t * 2.0\nreturn v"),
+    # (a callee's fused function, cut here into f_fwd and f_bwd: t would be in the record)
+    (
+        "t crosses the cut between primal and adjoint",
+        "t = x * 2.0\nout = np.sum(x)\n__srcgrad_adjoint_sweep__(out)\nv = t * 3.0\nreturn v",
+    ),
 ]
 
 
@@ -200,7 +205,19 @@ def returns_its_input_scaled(x):
     return np.sum(y * y) + np.sum(x)
 
 
-USER = [squared_steps, shifted_cube, product_of_neighbours]
+def calls_a_helper(x):
+    return squared_steps(x) + squared_steps(2.0 * x)
+
+
+def calls_in_a_loop(x):
+    s = 0.0
+    for k in range(3):
+        s = s + squared_steps(x * (k + 1.0))
+    return s
+
+
+# (the last two: squared_steps's pair, squared_steps_fwd and _bwd, writes in place)
+USER = [squared_steps, shifted_cube, product_of_neighbours, calls_a_helper, calls_in_a_loop]
 
 
 def _source(f, *args, **kw) -> str:
@@ -209,10 +226,24 @@ def _source(f, *args, **kw) -> str:
     return d.source
 
 
+def _augmented(source: str) -> int:
+    """How many statements of ``source`` are ``v op= e`` on a plain name."""
+    found = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.AugAssign)]
+    return sum(isinstance(n.target, ast.Name) for n in found)
+
+
 @pytest.mark.parametrize("f", USER, ids=lambda f: f.__name__)
-def test_generated_code_writes_in_place(f) -> None:
-    source = _source(f, np.linspace(0.2, 0.9, 6))
-    assert any(op in source for op in (" *= ", " **= ", " /= "))
+def test_generated_code_writes_in_place(f, monkeypatch) -> None:
+    """The pass rewrites these functions' code (each test below would pass without it)."""
+    x = np.linspace(0.2, 0.9, 6)
+    srcgrad.cache._CACHE.clear()
+    with_pass = _source(f, x)
+    after = tuple(p for p in optimize_package.AFTER if p is not reuse_dead_buffers)
+    monkeypatch.setattr(optimize_package, "AFTER", after)
+    srcgrad.cache._CACHE.clear()
+    without = _source(f, x)
+    srcgrad.cache._CACHE.clear()
+    assert _augmented(with_pass) > _augmented(without)
 
 
 @pytest.mark.parametrize("f", USER, ids=lambda f: f.__name__)
@@ -225,10 +256,9 @@ def test_against_finite_differences_to_second_order(f) -> None:
 def test_against_autograd(f) -> None:
     x = np.linspace(0.2, 0.9, 6)
     twin = autograd_twin(f)
-    np.testing.assert_allclose(srcgrad.grad(f)(x), autograd.grad(twin)(x), rtol=1e-12)
-    np.testing.assert_allclose(
-        srcgrad.grad(f, mode="forward")(x), autograd.grad(twin)(x), rtol=1e-12
-    )
+    want = autograd.grad(twin)(x)
+    np.testing.assert_allclose(srcgrad.grad(f)(x), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(srcgrad.grad(f, mode="forward")(x), want, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(
         srcgrad.hessian(f)(x), autograd.hessian(twin)(x), rtol=1e-10, atol=1e-12
     )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..transform.builder import is_marker
 from .dataflow import Context, _forget
 
 #: the operators a chain may apply in place; ``+`` and ``*`` may also take ``t`` on the right
@@ -113,6 +114,8 @@ class _Facts:
                     self.definition[name] = (k, stmt)
         given = set(self.stores) | set(self.steps)
         self.params = ctx.arguments - given  # parameters given no other value
+        #: where a fused reverse-mode function is cut into its primal and adjoint halves
+        self.cuts = [k for k, stmt in enumerate(body) if is_marker(stmt)]
         self.memo: dict[str, _Value] = {}
 
     def _count(self, node: ast.AST, k: int) -> None:
@@ -185,11 +188,14 @@ class _Facts:
 
     def _dead(self, t: str, j: int) -> bool:
         """Whether the temporary ``t`` is given its value once, by arithmetic or a ufunc,
-        before ``j``, and read only at ``j``: no other name can see its array."""
+        before ``j``, and read only at ``j``: no other name can see its array. Not across
+        the cut of a function split into a primal and an adjoint: there ``t`` would be
+        part of the record the primal hands the adjoint, which its caller holds."""
         found = self.definition.get(t)
         return (
             found is not None
             and found[0] < j
+            and not any(found[0] < k < j for k in self.cuts)  # (not a record's array)
             and t not in self.ctx.params
             and self.reads[t] == 1
             and all(k < j for k, _ in self.steps.get(t, ()))
