@@ -202,7 +202,9 @@ def prep_torch(w: Workload, args: tuple) -> Prepared:
     torch = lib("torch")
     targs = []
     for i, a in enumerate(args):
-        if isinstance(a, np.ndarray):
+        if isinstance(a, np.ndarray) and a.dtype.kind != "f":  # positions (scatter's idx)
+            a = torch.tensor(a)
+        elif isinstance(a, np.ndarray):
             a = torch.tensor(a, dtype=torch.float64, requires_grad=i in w.wrt)
         elif i in w.wrt:
             a = torch.tensor(float(a), dtype=torch.float64, requires_grad=True)

@@ -39,9 +39,18 @@ class Workload:
 
 
 def rebind(f: Callable[..., Any], module: Any) -> Callable[..., Any]:
-    """``f`` with the global name ``np`` bound to ``module`` (jax.numpy, autograd.numpy)."""
+    """``f`` with the global name ``np`` bound to ``module`` (jax.numpy, autograd.numpy),
+    and so are the functions of this module it calls (``power_loss`` calls ``power``,
+    which calls itself)."""
     namespace = dict(f.__globals__)
     namespace["np"] = module
+    for name, value in f.__globals__.items():
+        if isinstance(value, types.FunctionType) and value.__globals__ is f.__globals__:
+            namespace[name] = _with_globals(value, namespace)
+    return _with_globals(f, namespace)
+
+
+def _with_globals(f: types.FunctionType, namespace: dict) -> types.FunctionType:
     g = types.FunctionType(f.__code__, namespace, f.__name__, f.__defaults__, f.__closure__)
     g.__qualname__ = f.__qualname__
     return g
@@ -383,6 +392,201 @@ def tiny_args():
     return (rng.uniform(-1.0, 1.0, 10),)
 
 
+# -- 7. scatter-add in a Python loop, 1,000 trips ----------------------------------------
+# The hand-written gradients of the loop workloads (7 to 10) keep the primal's loop and
+# run its adjoint loop backwards, as a person differentiating that loop writes them
+# (and as benchmarks/loop_writes.py does): the ratio is then the cost of srcgrad's
+# loop code, not of a different algorithm (a gather y_bar[idx] would vectorise the
+# scatter's adjoint loop; no AD tool rewrites a loop into one).
+
+
+def scatter(x, w, idx):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        y[idx[i]] += w * x[i]
+    return np.sum(y * y)
+
+
+def scatter_grad(x, w, idx):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        y[idx[i]] += w * x[i]
+    # an increment passes y's adjoint through unchanged: y_bar is 2 y on every trip
+    y_bar = 2.0 * y
+    x_bar = np.empty_like(x)
+    w_bar = 0.0
+    for i in reversed(range(x.shape[0])):
+        g = y_bar[idx[i]]
+        w_bar += g * x[i]
+        x_bar[i] = g * w
+    return x_bar, w_bar
+
+
+def scatter_torch(x, w, idx):
+    y = torch.zeros_like(x)
+    for i in range(x.shape[0]):
+        y[idx[i]] += w * x[i]
+    return torch.sum(y * y)
+
+
+def scatter_args():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(1000)
+    idx = rng.integers(0, 1000, 1000)  # positions repeat: some items get several terms
+    return x, 0.5, idx
+
+
+# -- 8. a while loop with a break, over the items of x ------------------------------------
+
+
+def breakloop(x, c):
+    s = 0.0
+    i = 0
+    while i < x.shape[0]:
+        s = s + np.sin(x[i]) * c
+        if s > 400.0:
+            break
+        i += 1
+    return s * s
+
+
+def breakloop_grad(x, c):
+    s = 0.0
+    i = 0
+    while i < x.shape[0]:
+        s = s + np.sin(x[i]) * c
+        if s > 400.0:
+            break
+        i += 1
+    trips = min(i + 1, x.shape[0])  # the items the loop read
+    s_bar = 2.0 * s  # s is a sum: every term gets the same adjoint
+    x_bar = np.zeros_like(x)
+    c_bar = 0.0
+    for i in reversed(range(trips)):
+        xi = x[i]
+        c_bar += s_bar * np.sin(xi)
+        x_bar[i] = s_bar * c * np.cos(xi)
+    return x_bar, c_bar
+
+
+def breakloop_torch(x, c):
+    s = 0.0
+    i = 0
+    while i < x.shape[0]:
+        s = s + torch.sin(x[i]) * c
+        if s > 400.0:
+            break
+        i += 1
+    return s * s
+
+
+def breakloop_args():
+    rng = np.random.default_rng(8)
+    return rng.uniform(0.0, 1.0, 1000), 1.0  # s passes 400 at item 877 of 1,000
+
+
+# -- 9. a recursion: x ** n by repeated squaring, on 1,000 elements -----------------------
+
+
+def power(x, n):
+    if n == 0:
+        return np.ones_like(x)
+    h = power(x, n // 2)
+    if n % 2 == 0:
+        return h * h
+    return x * h * h
+
+
+def power_loss(x, n):
+    return np.sum(power(x, n))
+
+
+def _power_and_slope(x, n):
+    """power(x, n) and its elementwise derivative, carried up the recursion together."""
+    if n == 0:
+        return np.ones_like(x), np.zeros_like(x)
+    h, dh = _power_and_slope(x, n // 2)
+    dh *= h
+    dh *= 2.0  # d(h h) = 2 h dh
+    h *= h
+    if n % 2:
+        dh *= x
+        dh += h  # d(x h h) = h h + 2 x h dh
+        h *= x
+    return h, dh
+
+
+def power_loss_grad(x, n):
+    return _power_and_slope(x, n)[1]
+
+
+def power_torch(x, n):
+    if n == 0:
+        return torch.ones_like(x)
+    h = power_torch(x, n // 2)
+    if n % 2 == 0:
+        return h * h
+    return x * h * h
+
+
+def power_loss_torch(x, n):
+    return torch.sum(power_torch(x, n))
+
+
+def power_args():
+    rng = np.random.default_rng(9)
+    return rng.uniform(0.999, 1.001, 1000), 1000  # 10 levels of recursion, 4 odd
+
+
+# -- 10. 1-D heat equation: 100 explicit steps of an in-place slice stencil ---------------
+
+
+def heat(u0, r, steps):
+    u = u0.copy()
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + r * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+    return np.sum(u * u)
+
+
+def heat_grad(u0, r, steps):
+    n = u0.shape[0]
+    u = u0.copy()
+    laps = np.empty((steps, n - 2))  # every step's stencil, for r's adjoint
+    step = np.empty(n - 2)
+    for t in range(steps):
+        lap = laps[t]
+        np.subtract(u[2:], u[1:-1], out=lap)
+        lap -= u[1:-1]
+        lap += u[:-2]
+        np.multiply(lap, r, out=step)
+        u[1:-1] += step
+    # each step is linear in u: its adjoint adds the transposed stencil of r g[1:-1]
+    g = 2.0 * u
+    r_bar = 0.0
+    q = step
+    for t in reversed(range(steps)):
+        inner = g[1:-1]
+        r_bar += inner @ laps[t]
+        np.multiply(inner, r, out=q)
+        inner -= q
+        inner -= q
+        g[2:] += q
+        g[:-2] += q
+    return g, r_bar
+
+
+def heat_torch(u0, r, steps):
+    u = u0.clone()
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + r * (u[2:] - 2.0 * u[1:-1] + u[:-2])
+    return torch.sum(u * u)
+
+
+def heat_args():
+    rng = np.random.default_rng(10)
+    return rng.standard_normal(1000), 0.25, 100
+
+
 WORKLOADS = [
     Workload(
         "logreg",
@@ -453,5 +657,47 @@ WORKLOADS = [
         tiny_args,
         tiny_grad,
         tiny_torch,
+    ),
+    Workload(
+        "scatter",
+        "y[idx[i]] += w * x[i] in a Python loop of 1,000 trips (positions repeat), loss "
+        "sum(y*y), gradient w.r.t. x and the scalar w",
+        scatter,
+        (0, 1),
+        scatter_args,
+        scatter_grad,
+        scatter_torch,
+    ),
+    Workload(
+        "breakloop",
+        "while loop over the items of x (1,000), s = s + sin(x[i]) * c until s passes a "
+        "threshold (break at item 877), loss s**2, gradient w.r.t. x and c",
+        breakloop,
+        (0, 1),
+        breakloop_args,
+        breakloop_grad,
+        breakloop_torch,
+    ),
+    Workload(
+        "power",
+        "recursive x**1000 by repeated squaring (10 levels) on 1,000 elements, loss its "
+        "sum, gradient w.r.t. x: the hand-written one carries the derivative up",
+        power_loss,
+        (0,),
+        power_args,
+        power_loss_grad,
+        power_loss_torch,
+        static_argnums=(1,),
+    ),
+    Workload(
+        "heat",
+        "1-D heat equation, 100 explicit steps of u[1:-1] = u[1:-1] + r * (stencil) on "
+        "1,000 points, loss sum(u*u), gradient w.r.t. the initial u and r",
+        heat,
+        (0, 1),
+        heat_args,
+        heat_grad,
+        heat_torch,
+        static_argnums=(2,),
     ),
 ]

@@ -321,7 +321,8 @@ def _optimize(
         n for n in _assigned(func) if n in norm.temps or builder.primal_of.get(n) in norm.temps
     }
     user_names = {n for n in facts.definitions if n not in norm.temps}
-    return optimize(func, temporaries, user_names, builder.helpers, builder.xp)
+    floats = frozenset(facts.floats)
+    return optimize(func, temporaries, user_names, builder.helpers, builder.xp, floats)
 
 
 def derive(

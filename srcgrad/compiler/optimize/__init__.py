@@ -25,7 +25,10 @@ them to a fixed point:
 - :func:`inline_temporaries` (after the loop, once): a temporary read once is written
   into the expression that reads it, where the line stays short, so the
   primal reads like the user's code again: ``t1 = x @ w; t2 = np.exp(-t1)``
-  becomes ``t2 = np.exp(-(x @ w))``.
+  becomes ``t2 = np.exp(-(x @ w))``;
+- :func:`reuse_dead_buffers` (last, once): ``v = t * a`` is ``t *= a`` with ``t`` named
+  ``v``, where ``t``'s array is one no one else sees, read last there, and ``a`` provably
+  neither broadcasts into it nor widens its dtype.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from .buffers import reuse_dead_buffers
 from .copies import propagate_copies
 from .dataflow import (
     Context,
@@ -76,6 +80,7 @@ __all__ = [
     "propagate_copies",
     "reads",
     "reuse_computed_values",
+    "reuse_dead_buffers",
     "shares",
     "simplify",
     "subtract_negated_start",
@@ -91,16 +96,18 @@ def optimize(
     keep: set[str] = frozenset(),
     helpers: dict[str, str] | None = None,
     xp: str | None = None,
+    floats: frozenset[str] = frozenset(),
 ) -> ast.FunctionDef:
     """Run every pass until none changes anything, then inline ``temporaries``.
 
     Names in ``keep`` (the user's variables) are never substituted away. ``helpers``:
-    the names the code calls srcgrad's runtime helpers by; ``xp``: the array module's.
+    the names the code calls srcgrad's runtime helpers by; ``xp``: the array module's;
+    ``floats``: the parameters whose arguments are floats.
     """
     _local.memo = {}
     _local.settled = {}  # statements a pass leaves as they are, by id (see dataflow.settle)
     try:
-        return _optimize(func, temporaries, keep, helpers, xp)
+        return _optimize(func, temporaries, keep, helpers, xp, floats)
     finally:
         _local.memo = None
         _local.settled = None
@@ -112,6 +119,7 @@ def _optimize(
     keep: set[str],
     helpers: dict[str, str] | None,
     xp: str | None,
+    floats: frozenset[str],
 ) -> ast.FunctionDef:
     arguments = frozenset(a.arg for a in func.args.args)
     ctx = Context(
@@ -120,6 +128,7 @@ def _optimize(
         xp=xp,
         temporaries=frozenset(temporaries),
         helpers=helpers,
+        floats=frozenset(floats) & arguments,
     )
     body = list(func.body)
     # a pass that changed nothing is not run again until another pass changes something
@@ -164,4 +173,5 @@ AFTER = (
     subtract_negated_start,
     accumulate_in_place,
     drop_fresh_copies,
+    reuse_dead_buffers,
 )

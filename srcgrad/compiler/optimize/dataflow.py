@@ -44,6 +44,8 @@ class Context:
     temporaries: frozenset[str] = frozenset()
     #: the names the code calls srcgrad's runtime helpers by (None: none known)
     helpers: Mapping[str, str] | None = None
+    #: the parameters whose arguments are floats (numbers or float arrays)
+    floats: frozenset[str] = frozenset()
 
 
 #: while :func:`optimize` runs, in ``_local.memo``: each simple statement's reads and
