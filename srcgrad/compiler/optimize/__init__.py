@@ -7,6 +7,8 @@ them to a fixed point:
 
 - :func:`fold_first_accumulation`: ``v = zeros_like(x) ... v = v + c``
   becomes ``v = c`` (nothing reads ``v`` in between);
+- :func:`sink_zero_starts`: ``v = zeros_like(x)`` before an ``if`` whose two branches
+  each first accumulate into ``v`` moves into both (where the fold above applies);
 - :func:`propagate_copies`: ``a = b`` or ``a = 1.0`` is substituted into
   the later uses of ``a``, or renames the single definition of ``b``;
 - :func:`double_repeated_terms`: ``v = e; v = v + e`` is ``v = e * 2``;
@@ -60,6 +62,7 @@ from .negated_start import subtract_negated_start
 from .repeated_terms import double_repeated_terms
 from .reuse import reuse_computed_values
 from .self_assignments import drop_self_assignments
+from .sink_zeros import sink_zero_starts
 
 __all__ = [
     "optimize",
@@ -83,6 +86,7 @@ __all__ = [
     "reuse_dead_buffers",
     "shares",
     "simplify",
+    "sink_zero_starts",
     "subtract_negated_start",
     "target",
     "writes",
@@ -157,6 +161,7 @@ def _optimize(
 
 #: the passes run in turn until none changes anything
 FIXED_POINT = (
+    sink_zero_starts,
     fold_first_accumulation,
     propagate_copies,
     double_repeated_terms,
