@@ -421,8 +421,13 @@ def test_forward_mode_has_no_tape():
 
 
 def _counter_of(loop: ast.stmt) -> str:
-    """The name ``n`` of a ``n = n + 1`` first in ``loop``'s body."""
+    """The name ``n`` of a ``n = n + 1`` first in ``loop``'s body, or first in the body
+    of the ``if not broke:`` that follows a ``break`` (then only the trips that did not
+    break are counted)."""
     first = loop.body[0]
+    guards = [s for s in loop.body if isinstance(s, ast.If) and _is_not_flag(s.test)]
+    if not isinstance(first, ast.Assign) and guards:
+        first = guards[0].body[0]
     assert isinstance(first, ast.Assign) and isinstance(first.value, ast.BinOp)
     (target,) = first.targets
     value = first.value
@@ -430,6 +435,14 @@ def _counter_of(loop: ast.stmt) -> str:
     assert isinstance(value.left, ast.Name) and value.left.id == target.id
     assert value.right.value == 1
     return target.id
+
+
+def _is_not_flag(test: ast.expr) -> bool:
+    return (
+        isinstance(test, ast.UnaryOp)
+        and isinstance(test.op, ast.Not)
+        and isinstance(test.operand, ast.Name)
+    )
 
 
 def test_while_loop_records_trip_count():

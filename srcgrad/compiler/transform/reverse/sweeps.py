@@ -103,7 +103,10 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         return self.saves[id(stmt)]
 
     def _restored(self, stmt: ast.stmt) -> ast.expr:
-        """Where the adjoint gets back what ``_save`` kept for ``stmt``."""
+        """Where the adjoint gets back what ``_save`` kept for ``stmt`` (or, for a step
+        of a counter, which saves nothing, the step undone: ``i - 1``)."""
+        if id(stmt) in self.plan.stepped:
+            return copy_tree(self.plan.stepped[id(stmt)])
         if self.plan.depth[id(stmt)] > 0:
             pop = ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load())
             return ast.Call(func=pop, args=[], keywords=[])
@@ -138,7 +141,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                         ctx=ast.Load(),
                     )
                     out.append(self._save(stmt, self.builder.xp_call("copy", old), depth))
-                elif id(stmt) in self.plan.pushed:
+                elif id(stmt) in self.plan.pushed and id(stmt) not in self.plan.stepped:
                     out.append(self._save(stmt, name(stmt.targets[0].id), depth))
                 op = self.facts.ops[stmt]
                 if op.call_args is not None and op.target in self.active:
@@ -150,6 +153,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                 new = copy.copy(stmt)
                 new.body = self._primal(stmt.body, depth) or [ast.Pass()]
                 new.orelse = self._primal(stmt.orelse, depth)
+                if id(stmt) in self.plan.elided:  # (the trips that pass it are counted)
+                    new.body = [self._count(self.plan.elided[id(stmt)]), *new.body]
                 out.append(new)
             elif isinstance(stmt, (ast.For, ast.While)):
                 counter = self._counter(stmt)
@@ -161,14 +166,19 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                         self.counter_presets.add(counter)  # bound before its first push
                         out.append(self._push(counter))
                     out.append(assign(counter, ast.Constant(0)))
-                    one = ast.BinOp(left=name(counter), op=ast.Add(), right=ast.Constant(1))
-                    body = [assign(counter, one), *body]
+                    if all(loop is not stmt for loop in self.plan.elided.values()):
+                        body = [self._count(stmt), *body]
                 new = copy.copy(stmt)
                 new.body = body
                 out.append(new)
             else:
                 out.append(copy_tree(stmt))
         return out
+
+    def _count(self, loop: ast.stmt) -> ast.stmt:
+        """``trips = trips + 1``: one more trip of ``loop``."""
+        counter = self._counter(loop)
+        return assign(counter, ast.BinOp(left=name(counter), op=ast.Add(), right=ast.Constant(1)))
 
     def _hoistable(self, body: list[ast.stmt]) -> list[ast.stmt]:
         """Statements of a loop's body computing the same number on every trip by
@@ -263,6 +273,9 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                 out.extend(part)
                 if emitted is not None:
                     emitted.append((id(stmt), flatten(part)))
+            elif isinstance(stmt, ast.If) and id(stmt) in self.plan.elided:
+                body, _ = self._adjoint(stmt.body, block, depth)  # (every trip counted)
+                out.extend(body)
             elif isinstance(stmt, ast.If):
                 if emitted is not None:
                     emitted.append((id(stmt), [stmt.test]))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from ...analyze.facts import Facts, assigned_name, is_setitem, walk_block
 from ...astwalk import copy_tree, loaded, nodes
 from ...normalize.lower import Normalized
+from .exits import break_guards, stepped_counters
 
 
 @dataclass
@@ -58,6 +59,13 @@ class TapePlan:
     shared_writes: set[int] = field(default_factory=set)
     #: loops that keep a trip count (``while``; ``for`` with a ``break``)
     counted: set[int] = field(default_factory=set)
+    #: guards ``if not broke:`` the adjoint runs untested, their loop counting only the
+    #: trips that pass them (see :mod:`.exits`): the loop by the guard's id
+    elided: dict[int, ast.stmt] = field(default_factory=dict)
+    #: steps of integer counters (``i = i + 1``) the adjoint undoes by arithmetic
+    #: (``i = i - 1``) where it restores them, by id; the counters
+    stepped: dict[int, ast.expr] = field(default_factory=dict)
+    counters: set[str] = field(default_factory=set)
     #: the names the adjoint sweep reads (found by the fixed point)
     needed: set[str] = field(default_factory=set)
     #: of those, where the name's value is read: the statements whose adjoints (or, for
@@ -114,6 +122,11 @@ class TapePlanner:
             if isinstance(stmt, ast.While) or (isinstance(stmt, ast.For) and _has_break(stmt.body)):
                 plan.counted.add(id(stmt))
         plan.shared_writes = facts.aliases.shared_writes if facts.aliases else set()
+        plan.stepped = stepped_counters(self.core, facts, self.params)
+        steps = {id(s): s for s, _ in walk_block(self.core)}
+        plan.counters = {assigned_name(steps[k]) for k in plan.stepped}
+        self.guards = break_guards(self.core, facts)
+        plan.elided = {id(g.guard): g.loop for g in self.guards}
         plan.loops_around = self._enclosing_loops()
         plan.recompute = self._rematerializable()
         plan.borrowed = self._borrowed()
@@ -138,14 +151,27 @@ class TapePlanner:
             places = _copied(plan.read_at), _copied(plan.shape_at)
             needed = (adjoint_reads(plan) & names) | plan.needed
             pushed = self.pushes(needed)
+            elided = self._elided(pushed)
             if (
                 pushed == plan.pushed
                 and needed == plan.needed
                 and places == (plan.read_at, plan.shape_at)
+                and elided.keys() == plan.elided.keys()
             ):
                 return plan
-            plan.needed, plan.pushed = needed, pushed
+            plan.needed, plan.pushed, plan.elided = needed, pushed, elided
         raise AssertionError("srcgrad: what reverse mode records did not settle")
+
+    def _elided(self, pushed: set[int]) -> dict[int, ast.stmt]:
+        """The break guards the adjoint may leave untested: those of the plan so far
+        before which nothing is recorded (a trip that breaks has no adjoint then). Only
+        shrinks as ``pushed`` grows."""
+        return {
+            id(g.guard): g.loop
+            for g in self.guards
+            if id(g.guard) in self.plan.elided
+            and not any(id(s) in pushed for s, _ in walk_block(g.before))
+        }
 
     def _loops(self, block: list[ast.stmt], around: frozenset[int]) -> None:
         for stmt in block:
@@ -271,13 +297,59 @@ class TapePlanner:
                 isinstance(value, ast.Subscript)
                 or (isinstance(value, ast.Attribute) and value.attr == "T")
                 or self._index_arithmetic(value)
+                or self._scalar_of_views(v, stmt, out)
             ):
                 continue
             if self._stable(value, stmt, loops, out) and (
                 self.plan.home.get(v, id(self.norm.tree.body)) is not None
             ):
-                out[v] = copy_tree(value, out)  # (with the views it reads substituted)
+                whole = copy_tree(value, out)  # (with the views it reads substituted)
+                if loads([whole]) & self.plan.counters and not self._before_steps(
+                    v, stmt, loads([whole]) & self.plan.counters, readers
+                ):
+                    continue
+                out[v] = whole
         return out
+
+    def _scalar_of_views(self, v: str, stmt: ast.Assign, views: dict[str, ast.expr]) -> bool:
+        """Whether ``stmt`` computes a number (``v`` a temporary of rank 0) by an
+        elementwise primitive of views the adjoint computes again (``np.sin(x[i])``):
+        as cheap to compute again as to record."""
+        op = self.facts.ops.get(stmt)
+        return (
+            v in self.norm.temps
+            and op is not None
+            and op.rule is not None
+            and op.rule.elementwise
+            and op.call_args is None
+            and self.facts.shape(ast.Name(id=v, ctx=ast.Load())).rank == 0
+            and any(n in views for n in loads([stmt.value]))
+        )
+
+    def _before_steps(
+        self, v: str, stmt: ast.stmt, counters: set[str], readers: dict[str, list[ast.stmt]]
+    ) -> bool:
+        """Whether every read of ``v`` comes after its one definition ``stmt`` in the
+        same block with no step of ``counters`` between them: the counters hold there,
+        and where the adjoint restores them, the values ``stmt`` read."""
+        bid = self.plan.blocks_of.get(id(stmt))
+        if bid is None:
+            return False
+        block = self.plan.blocks[bid]
+        tops = {id(s): k for k, top in enumerate(block) for s, _ in walk_block([top])}
+        k = tops[id(stmt)]
+        ends = [tops.get(id(r), -1) for r in readers.get(v, [])]
+        if any(j <= k for j in ends):
+            return False
+        between = [s for top in block[k + 1 : max(ends, default=k) + 1] for s in walk_block([top])]
+        return not any(
+            isinstance(s, (ast.Assign, ast.For))
+            and (
+                (isinstance(s, ast.Assign) and assigned_name(s) in counters)
+                or (isinstance(s, ast.For) and s.target.id in counters)
+            )
+            for s, _ in between
+        )
 
     def _index_arithmetic(self, value: ast.expr) -> bool:
         """Whether ``value`` is integer arithmetic (``+ - * // %``) on numbers and loop
@@ -305,6 +377,8 @@ class TapePlanner:
             if n in self.facts.loop_indices:
                 stable = stable and n in loops.get(id(stmt), [])
             elif n in views:  # a view of a view (layers[i]["W"])
+                continue
+            elif n in self.plan.counters:  # (see _before_steps)
                 continue
             elif len(n_defs) > 1 or any(depth > 0 for _, depth in n_defs):
                 stable = False
