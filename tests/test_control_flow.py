@@ -421,13 +421,12 @@ def test_forward_mode_has_no_tape():
 
 
 def _counter_of(loop: ast.stmt) -> str:
-    """The name ``n`` of a ``n = n + 1`` first in ``loop``'s body, or first in the body
-    of the ``if not broke:`` that follows a ``break`` (then only the trips that did not
-    break are counted)."""
+    """The name ``n`` of a ``n = n + 1`` first in ``loop``'s body, or first after the
+    ``if c: break`` it starts with (then only the trips that did not break are
+    counted)."""
     first = loop.body[0]
-    guards = [s for s in loop.body if isinstance(s, ast.If) and _is_not_flag(s.test)]
-    if not isinstance(first, ast.Assign) and guards:
-        first = guards[0].body[0]
+    if _breaks(first) and len(loop.body) > 1:
+        first = loop.body[1]
     assert isinstance(first, ast.Assign) and isinstance(first.value, ast.BinOp)
     (target,) = first.targets
     value = first.value
@@ -437,12 +436,8 @@ def _counter_of(loop: ast.stmt) -> str:
     return target.id
 
 
-def _is_not_flag(test: ast.expr) -> bool:
-    return (
-        isinstance(test, ast.UnaryOp)
-        and isinstance(test.op, ast.Not)
-        and isinstance(test.operand, ast.Name)
-    )
+def _breaks(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.If) and [type(s) for s in stmt.body] == [ast.Break]
 
 
 def test_while_loop_records_trip_count():
