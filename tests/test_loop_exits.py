@@ -117,6 +117,17 @@ def read_after_step(x, t):
     return s
 
 
+def step_before_break(x, t):
+    i = 0
+    s = 0.0
+    while i < x.shape[0]:
+        i += 1
+        if x[i - 1] > t:
+            break
+        s = s + np.sin(x[i - 1]) * x[i - 1]
+    return s
+
+
 def nested_break(X, t):
     s = 0.0
     for r in range(X.shape[0]):
@@ -170,6 +181,8 @@ CASES = [
     (counter_jumps, (X, 0.5)),
     (two_steps, (X, 1.0)),
     (read_after_step, (X, 1.0)),
+    (step_before_break, (X, 1.0)),
+    (step_before_break, (X, 0.1)),
     (nested_break, (M, 1.0)),
     (nested_break, (M, 0.25)),
     (continue_and_break, (X, 1.0)),

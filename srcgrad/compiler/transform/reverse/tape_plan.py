@@ -352,18 +352,18 @@ class TapePlanner:
         )
 
     def _index_arithmetic(self, value: ast.expr) -> bool:
-        """Whether ``value`` is integer arithmetic (``+ - * // %``) on numbers and loop
-        indices that are numbers (``i - 1``): cheaper to compute again than to record."""
+        """Whether ``value`` is integer arithmetic (``+ - * // %``) on numbers, loop
+        indices that are numbers and counters (``i - 1``): cheaper to compute again than
+        to record."""
         if isinstance(value, ast.BinOp):
             return isinstance(value.op, _INDEX_OPS) and all(
                 self._index_arithmetic(v) for v in (value.left, value.right)
             )
         if isinstance(value, ast.Constant):
             return type(value.value) is int
-        return (
-            isinstance(value, ast.Name)
-            and value.id in self.facts.loop_indices
-            and self.facts.shape(value).rank == 0
+        return isinstance(value, ast.Name) and (
+            (value.id in self.facts.loop_indices and self.facts.shape(value).rank == 0)
+            or value.id in self.plan.counters  # (see _before_steps)
         )
 
     def _stable(
