@@ -103,8 +103,8 @@ def _sets(stmt: ast.stmt, flag: str, value: bool) -> bool:
 
 def restore_while_tests(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     """``t = e; while t: ...; t = e`` is ``while e: ...`` where ``t`` is read by the loop's
-    test alone and nothing between the first ``t = e`` and the loop writes what ``e``
-    reads.
+    test alone and what lies between the first ``t = e`` and the loop cannot change
+    what ``e`` reads (see :func:`_leaves_alone`).
 
     Before::                          After::
 
@@ -127,8 +127,8 @@ def restore_while_tests(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
             test = block[start].value
             if ast.dump(test) != ast.dump(last.value):
                 continue
-            between = block[start + 1 : k]
-            if any(set(writes(s)) & (set(reads(test)) | {t}) for s in between):
+            between = block[start + 1 : k]  # (trips = 0, t3 = -k, tape.append(trips))
+            if not all(_leaves_alone(s, set(reads(test))) for s in between):
                 continue
             uses = [n for s in body for n in nodes(s) if isinstance(n, ast.Name) and n.id == t]
             if len(uses) != 3:  # the two assignments and the test
@@ -140,3 +140,24 @@ def restore_while_tests(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
             changed = True
             break
     return body, changed
+
+
+def _leaves_alone(stmt: ast.stmt, names: set[str]) -> bool:
+    """Whether ``stmt`` cannot change the values of ``names``: an assignment of an
+    expression with no call to another name, or a push onto a tape that is not one of
+    them."""
+    if isinstance(stmt, ast.Assign):
+        return (
+            target(stmt) is not None
+            and target(stmt) not in names
+            and not any(isinstance(n, ast.Call) for n in nodes(stmt.value))
+        )
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "append"
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id not in names
+        and not any(isinstance(n, ast.Call) for a in call.args for n in nodes(a))
+    )

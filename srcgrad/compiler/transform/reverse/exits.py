@@ -31,9 +31,13 @@ with no test: no flag recorded per trip (:func:`break_guards`)::
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
-from ...analyze.facts import Facts
-from ...astwalk import nodes
+from ...analyze.facts import Facts, assigned_name, walk_block
+from ...astwalk import loaded, nodes
+
+if TYPE_CHECKING:
+    from .tape_plan import TapePlan
 
 
 def stepped_counters(core: list[ast.stmt], facts: Facts, params: list[str]) -> dict[int, ast.expr]:
@@ -97,6 +101,52 @@ def _step(v: str, stmt: ast.stmt, prior: ast.stmt | None, facts: Facts) -> ast.e
     back = ast.Sub() if isinstance(value.op, ast.Add) else ast.Add()
     return ast.BinOp(
         left=ast.Name(id=v, ctx=ast.Load()), op=back, right=ast.Constant(value.right.value)
+    )
+
+
+def scalar_of_views(
+    v: str, stmt: ast.Assign, views: dict[str, ast.expr], facts: Facts, temps: set[str]
+) -> bool:
+    """Whether ``stmt`` computes a number (``v`` a temporary of rank 0) by an elementwise
+    primitive of views the adjoint computes again (``np.sin(x[i])``): as cheap to compute
+    again as to record."""
+    op = facts.ops.get(stmt)
+    return (
+        v in temps
+        and op is not None
+        and op.rule is not None
+        and op.rule.elementwise
+        and op.call_args is None
+        and facts.shape(ast.Name(id=v, ctx=ast.Load())).rank == 0
+        and any(n in views for n in loaded(stmt.value))
+    )
+
+
+def before_steps(
+    v: str,
+    stmt: ast.stmt,
+    counters: set[str],
+    readers: dict[str, list[ast.stmt]],
+    plan: TapePlan,
+) -> bool:
+    """Whether every read of ``v`` comes after its one definition ``stmt`` in the same
+    block with no step of ``counters`` between them: the counters hold there, and where
+    the adjoint restores them, the values ``stmt`` read (a view ``x[i]`` may be taken
+    again there)."""
+    bid = plan.blocks_of.get(id(stmt))
+    if bid is None:
+        return False
+    block = plan.blocks[bid]
+    tops = {id(s): k for k, top in enumerate(block) for s, _ in walk_block([top])}
+    k = tops[id(stmt)]
+    ends = [tops.get(id(r), -1) for r in readers.get(v, [])]
+    if any(j <= k for j in ends):
+        return False
+    between = [s for top in block[k + 1 : max(ends, default=k) + 1] for s, _ in walk_block([top])]
+    return not any(
+        (isinstance(s, ast.Assign) and assigned_name(s) in counters)
+        or (isinstance(s, ast.For) and isinstance(s.target, ast.Name) and s.target.id in counters)
+        for s in between
     )
 
 

@@ -13,15 +13,16 @@ from ....rules.fft import COMPLEX_ADJOINT
 from ...analyze.checks import check_mode, check_real_output
 from ...analyze.facts import Facts, assigned_name, is_setitem
 from ...analyze.in_place import in_place_checks
-from ...astwalk import copy_tree, nodes
+from ...astwalk import copy_tree
 from ...normalize.lower import Normalized
 from ..builder import Builder, add, assign, comment, marker, name
 from .calls import CallAdjoints
+from .hoisting import hoistable
 from .increments import find_increments
 from .owned import owned_loops, owned_reads
 from .recompute import recomputed
 from .shapes import AdjointShapes
-from .tape_plan import TapePlanner, uses
+from .tape_plan import TapePlanner
 from .trial import TrialSweep, flatten
 from .uniform import UniformAdjoints
 from .writes import WriteAdjoints, own_copy
@@ -158,7 +159,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                 out.append(new)
             elif isinstance(stmt, (ast.For, ast.While)):
                 counter = self._counter(stmt)
-                hoisted = self._hoistable(stmt.body)
+                hoisted = hoistable(stmt.body, self.plan, self.facts)
                 out.extend(copy_tree(s) for s in hoisted)
                 body = self._primal([s for s in stmt.body if s not in hoisted], depth + 1)
                 if counter:
@@ -179,50 +180,6 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         """``trips = trips + 1``: one more trip of ``loop``."""
         counter = self._counter(loop)
         return assign(counter, ast.BinOp(left=name(counter), op=ast.Add(), right=ast.Constant(1)))
-
-    def _hoistable(self, body: list[ast.stmt]) -> list[ast.stmt]:
-        """Statements of a loop's body computing the same number on every trip by
-        arithmetic that cannot fail (``t = -k``, ``c = dt * k`` on scalars): the
-        primal computes them once, before the loop."""
-        out = []
-        read_before: set[str] = set()
-        # (an invariant may read another one, given its value in the loop: only if that
-        # one moves out too)
-        inside = {
-            n.id
-            for n in nodes(ast.Module(body=body, type_ignores=[]))
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
-        hoisted: set[str] = set()
-        for stmt in body:
-            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
-                v = stmt.targets[0].id
-                value = stmt.value
-                cheap = (
-                    isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd))
-                ) or (
-                    isinstance(value, ast.BinOp)
-                    and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult))
-                )
-                operands = [n for n in ast.iter_child_nodes(value) if isinstance(n, ast.expr)]
-                if (
-                    cheap
-                    and v in self.plan.invariant
-                    and v not in read_before
-                    and all(
-                        isinstance(a, ast.Constant)
-                        and type(a.value) in (int, float)
-                        or isinstance(a, ast.Name)
-                        and self.facts.shape(a).rank == 0
-                        and (a.id not in inside or a.id in hoisted)
-                        for a in operands
-                    )
-                ):
-                    out.append(stmt)
-                    hoisted.add(v)
-            for node in [stmt] + [n for n in nodes(stmt) if isinstance(n, ast.stmt)]:
-                read_before.update(uses(node))
-        return out
 
     def _zero(self, v: str, maybe_unbound: bool = False) -> ast.stmt:
         if maybe_unbound:

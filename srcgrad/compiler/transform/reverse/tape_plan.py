@@ -9,7 +9,11 @@ names the adjoint reads; the adjoint sweep restores it right after that assignme
 adjoint. Names with one definition outside loops are never saved; loop indices are
 restored by the reversed loop; cheap views (``xs[t]``) are recomputed rather than
 recorded; values every trip of a loop computes alike are not recorded. Loop trip counts
-are kept where a loop may stop early (``break``) or has no range (``while``).
+are kept where a loop may stop early (``break``) or has no range (``while``); where the
+``break`` comes before anything the adjoint undoes, only the trips that ran the rest are
+counted and no flag is recorded per trip, and integer counters are stepped back by
+arithmetic, not recorded (:mod:`.exits`); numbers computed from recomputed views by
+elementwise primitives (``np.sin(x[i])``) are computed again too.
 
 What the adjoint reads depends on what is recorded (a branch replayed only to restore a
 value reads its test), so the planner asks the emitter for the names its adjoint
@@ -26,7 +30,7 @@ from dataclasses import dataclass, field
 from ...analyze.facts import Facts, assigned_name, is_setitem, walk_block
 from ...astwalk import copy_tree, loaded, nodes
 from ...normalize.lower import Normalized
-from .exits import break_guards, stepped_counters
+from .exits import before_steps, break_guards, scalar_of_views, stepped_counters
 
 
 @dataclass
@@ -141,8 +145,8 @@ class TapePlanner:
         round adds what the adjoint reads to it), within the function's finitely many
         names, and ``pushed`` is a function of ``needed`` (and of facts fixed here); so
         a round that adds no name and saves no other statement changes nothing more and
-        ends the loop: at most one round per name, and one more. The bound is checked,
-        never assumed."""
+        ends the loop: at most one round per name, and one more. (``elided`` only
+        shrinks, as ``pushed`` grows.) The bound is checked, never assumed."""
         plan = self.plan
         names = set(self.params) | set(self.facts.definitions) | self.facts.loop_indices
         # (each round that goes on adds a name to ``needed`` or a place to ``read_at``:
@@ -297,59 +301,18 @@ class TapePlanner:
                 isinstance(value, ast.Subscript)
                 or (isinstance(value, ast.Attribute) and value.attr == "T")
                 or self._index_arithmetic(value)
-                or self._scalar_of_views(v, stmt, out)
+                or scalar_of_views(v, stmt, out, self.facts, self.norm.temps)
             ):
                 continue
             if self._stable(value, stmt, loops, out) and (
                 self.plan.home.get(v, id(self.norm.tree.body)) is not None
             ):
                 whole = copy_tree(value, out)  # (with the views it reads substituted)
-                if loads([whole]) & self.plan.counters and not self._before_steps(
-                    v, stmt, loads([whole]) & self.plan.counters, readers
-                ):
+                steps = loads([whole]) & self.plan.counters
+                if steps and not before_steps(v, stmt, steps, readers, self.plan):
                     continue
                 out[v] = whole
         return out
-
-    def _scalar_of_views(self, v: str, stmt: ast.Assign, views: dict[str, ast.expr]) -> bool:
-        """Whether ``stmt`` computes a number (``v`` a temporary of rank 0) by an
-        elementwise primitive of views the adjoint computes again (``np.sin(x[i])``):
-        as cheap to compute again as to record."""
-        op = self.facts.ops.get(stmt)
-        return (
-            v in self.norm.temps
-            and op is not None
-            and op.rule is not None
-            and op.rule.elementwise
-            and op.call_args is None
-            and self.facts.shape(ast.Name(id=v, ctx=ast.Load())).rank == 0
-            and any(n in views for n in loads([stmt.value]))
-        )
-
-    def _before_steps(
-        self, v: str, stmt: ast.stmt, counters: set[str], readers: dict[str, list[ast.stmt]]
-    ) -> bool:
-        """Whether every read of ``v`` comes after its one definition ``stmt`` in the
-        same block with no step of ``counters`` between them: the counters hold there,
-        and where the adjoint restores them, the values ``stmt`` read."""
-        bid = self.plan.blocks_of.get(id(stmt))
-        if bid is None:
-            return False
-        block = self.plan.blocks[bid]
-        tops = {id(s): k for k, top in enumerate(block) for s, _ in walk_block([top])}
-        k = tops[id(stmt)]
-        ends = [tops.get(id(r), -1) for r in readers.get(v, [])]
-        if any(j <= k for j in ends):
-            return False
-        between = [s for top in block[k + 1 : max(ends, default=k) + 1] for s in walk_block([top])]
-        return not any(
-            isinstance(s, (ast.Assign, ast.For))
-            and (
-                (isinstance(s, ast.Assign) and assigned_name(s) in counters)
-                or (isinstance(s, ast.For) and s.target.id in counters)
-            )
-            for s, _ in between
-        )
 
     def _index_arithmetic(self, value: ast.expr) -> bool:
         """Whether ``value`` is integer arithmetic (``+ - * // %``) on numbers, loop
@@ -363,7 +326,7 @@ class TapePlanner:
             return type(value.value) is int
         return isinstance(value, ast.Name) and (
             (value.id in self.facts.loop_indices and self.facts.shape(value).rank == 0)
-            or value.id in self.plan.counters  # (see _before_steps)
+            or value.id in self.plan.counters  # (see exits.before_steps)
         )
 
     def _stable(
@@ -378,7 +341,7 @@ class TapePlanner:
                 stable = stable and n in loops.get(id(stmt), [])
             elif n in views:  # a view of a view (layers[i]["W"])
                 continue
-            elif n in self.plan.counters:  # (see _before_steps)
+            elif n in self.plan.counters:  # (see exits.before_steps)
                 continue
             elif len(n_defs) > 1 or any(depth > 0 for _, depth in n_defs):
                 stable = False
