@@ -341,6 +341,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                 contribution = instantiate(op.rule.vjp[param], ctx)
                 if op.ctx.index is not None:  # (an index of names computed again: i - 1)
                     contribution = copy_tree(contribution, self.plan.recompute)
+                elif v in self.plan.recompute:  # (its rule reads its value: np.exp's)
+                    contribution = copy_tree(contribution, {v: self.plan.recompute[v]})
                 spread = None if into_real else self._spreads_uniformly(contribution, atom.id)
                 if spread is not None:
                     self.uniform[atom.id] = self._frozen(spread, stmt, out)
