@@ -3,7 +3,8 @@
     python benchmarks/loop_writes.py
 
 For ``y[i] += v * x[i]`` (an increment), ``y[i] = v * x[i]`` (a plain write) and
-``y[i] = v * y[i - 1] + x[i]`` (a recurrence: a write and a read of an earlier item) in a
+``y[i] = v * y[i - 1] + x[i]`` (a recurrence: a write and a read of an earlier item), and
+a ``while`` loop over ``x[i]`` that stops at a ``break`` (here after all n trips) in a
 loop of n trips: the median time of srcgrad's gradient and of a hand-written numpy
 gradient of the same loop, per n, and the exponent of a least-squares fit of log time
 against log n (1 is linear, 2 quadratic).
@@ -73,6 +74,29 @@ def by_hand(x, v):
     return x_bar, v_bar
 
 
+def while_break(x, v):
+    i = 0
+    s = 0.0
+    while i < x.shape[0]:
+        if x[i] > v:
+            break
+        s = s + np.sin(x[i]) * x[i]
+        i += 1
+    return s
+
+
+def while_break_by_hand(x, v):
+    i = 0
+    while i < x.shape[0]:
+        if x[i] > v:
+            break
+        i += 1
+    x_bar = np.zeros_like(x)
+    for k in reversed(range(i)):
+        x_bar[k] += np.cos(x[k]) * x[k] + np.sin(x[k])
+    return x_bar
+
+
 def median_time(f, *args, repeats: int = 5) -> float:
     f(*args)
     times = []
@@ -91,11 +115,14 @@ def main() -> None:
         "hand-written (either)": by_hand,
         "y[i] = v * y[i - 1] + x[i]": srcgrad.grad(recurrence, wrt=(0, 1)),
         "hand-written (recurrence)": recurrence_by_hand,
+        "while with break": srcgrad.grad(while_break),
+        "hand-written (while with break)": while_break_by_hand,
     }
     print("| loop | " + " | ".join(f"n = {n}" for n in sizes) + " | exponent |")
     print("|---|" + "---|" * len(sizes) + "---|")
     for label, f in rows.items():
-        times = [median_time(f, np.linspace(0.0, 1.0, n), 0.5) for n in sizes]
+        threshold = 2.0 if "break" in label else 0.5  # (the break never comes: n trips)
+        times = [median_time(f, np.linspace(0.0, 1.0, n), threshold) for n in sizes]
         fit = np.polyfit(np.log(sizes), np.log(times), 1)[0]
         cells = " | ".join(f"{t * 1e3:.1f} ms" for t in times)
         print(f"| {label} | {cells} | {fit:.2f} |")

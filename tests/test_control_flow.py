@@ -421,8 +421,12 @@ def test_forward_mode_has_no_tape():
 
 
 def _counter_of(loop: ast.stmt) -> str:
-    """The name ``n`` of a ``n = n + 1`` first in ``loop``'s body."""
+    """The name ``n`` of a ``n = n + 1`` first in ``loop``'s body, or first after the
+    ``if c: break`` it starts with (then only the trips that did not break are
+    counted)."""
     first = loop.body[0]
+    if _breaks(first) and len(loop.body) > 1:
+        first = loop.body[1]
     assert isinstance(first, ast.Assign) and isinstance(first.value, ast.BinOp)
     (target,) = first.targets
     value = first.value
@@ -430,6 +434,10 @@ def _counter_of(loop: ast.stmt) -> str:
     assert isinstance(value.left, ast.Name) and value.left.id == target.id
     assert value.right.value == 1
     return target.id
+
+
+def _breaks(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.If) and [type(s) for s in stmt.body] == [ast.Break]
 
 
 def test_while_loop_records_trip_count():

@@ -50,6 +50,17 @@ def smooth(x, a):
     return np.sum(y * y)
 
 
+def scan(x, t):
+    i = 0
+    s = 0.0
+    while i < x.shape[0]:
+        if x[i] > t:
+            break
+        s = s + np.sin(x[i]) * x[i]
+        i += 1
+    return s
+
+
 def euler2(k, c, x0, v0, dt, n):
     x = x0
     v = v0
@@ -91,12 +102,20 @@ GENERATED = {
     "grad_rnn": (srcgrad.grad(rnn, wrt=(0, 1)), _rnn_args),
     "grad_smooth": (srcgrad.grad(smooth, wrt=(0, 1)), _smooth_args),
     "grad_power": (srcgrad.grad(power), lambda: (1.5, 3)),
+    "grad_scan": (srcgrad.grad(scan), lambda: (np.linspace(0.0, 1.0, 5), 0.5)),
     "jvp_euler2": (
         srcgrad.grad(euler2, wrt=(0, 1), mode="forward"),
         lambda: (2.0, 0.1, 1.0, 0.0, 0.01, 100),
     ),
 }
-USER = {"loss": loss, "rnn": rnn, "smooth": smooth, "euler2": euler2, "power": power}
+USER = {
+    "loss": loss,
+    "rnn": rnn,
+    "smooth": smooth,
+    "scan": scan,
+    "euler2": euler2,
+    "power": power,
+}
 
 
 def python_blocks(document: Path = README) -> list[str]:

@@ -24,6 +24,9 @@ them to a fixed point:
   block became empty, go;
 - :func:`drop_fresh_copies` (after the loop, once): ``v = v.copy()`` goes where ``v``
   was just given the result of arithmetic;
+- :func:`restore_breaks`, :func:`restore_while_tests` (after the loop, once): a
+  ``break`` flag nothing else reads is a ``break`` again, and ``t = e; while t: ...;
+  t = e`` is ``while e:``;
 - :func:`inline_temporaries` (after the loop, once): a temporary read once is written
   into the expression that reads it, where the line stays short, so the
   primal reads like the user's code again: ``t1 = x @ w; t2 = np.exp(-t1)``
@@ -58,6 +61,7 @@ from .folding import simplify
 from .fresh_copies import drop_fresh_copies
 from .in_place import accumulate_in_place
 from .inlining import LINE_LIMIT, inline_temporaries
+from .loop_exits import restore_breaks, restore_while_tests
 from .negated_start import subtract_negated_start
 from .repeated_terms import double_repeated_terms
 from .reuse import reuse_computed_values
@@ -82,6 +86,8 @@ __all__ = [
     "own_writes",
     "propagate_copies",
     "reads",
+    "restore_breaks",
+    "restore_while_tests",
     "reuse_computed_values",
     "reuse_dead_buffers",
     "shares",
@@ -174,6 +180,8 @@ FIXED_POINT = (
 #: then each once, in order (inlining makes more of the others' patterns)
 AFTER = (
     inline_temporaries,
+    restore_breaks,
+    restore_while_tests,
     simplify,
     subtract_negated_start,
     accumulate_in_place,

@@ -13,15 +13,16 @@ from ....rules.fft import COMPLEX_ADJOINT
 from ...analyze.checks import check_mode, check_real_output
 from ...analyze.facts import Facts, assigned_name, is_setitem
 from ...analyze.in_place import in_place_checks
-from ...astwalk import copy_tree, nodes
+from ...astwalk import copy_tree
 from ...normalize.lower import Normalized
 from ..builder import Builder, add, assign, comment, marker, name
 from .calls import CallAdjoints
+from .hoisting import hoistable
 from .increments import find_increments
 from .owned import owned_loops, owned_reads
 from .recompute import recomputed
 from .shapes import AdjointShapes
-from .tape_plan import TapePlanner, uses
+from .tape_plan import TapePlanner
 from .trial import TrialSweep, flatten
 from .uniform import UniformAdjoints
 from .writes import WriteAdjoints, own_copy
@@ -103,7 +104,10 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         return self.saves[id(stmt)]
 
     def _restored(self, stmt: ast.stmt) -> ast.expr:
-        """Where the adjoint gets back what ``_save`` kept for ``stmt``."""
+        """Where the adjoint gets back what ``_save`` kept for ``stmt`` (or, for a step
+        of a counter, which saves nothing, the step undone: ``i - 1``)."""
+        if id(stmt) in self.plan.stepped:
+            return copy_tree(self.plan.stepped[id(stmt)])
         if self.plan.depth[id(stmt)] > 0:
             pop = ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load())
             return ast.Call(func=pop, args=[], keywords=[])
@@ -138,7 +142,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                         ctx=ast.Load(),
                     )
                     out.append(self._save(stmt, self.builder.xp_call("copy", old), depth))
-                elif id(stmt) in self.plan.pushed:
+                elif id(stmt) in self.plan.pushed and id(stmt) not in self.plan.stepped:
                     out.append(self._save(stmt, name(stmt.targets[0].id), depth))
                 op = self.facts.ops[stmt]
                 if op.call_args is not None and op.target in self.active:
@@ -150,10 +154,12 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                 new = copy.copy(stmt)
                 new.body = self._primal(stmt.body, depth) or [ast.Pass()]
                 new.orelse = self._primal(stmt.orelse, depth)
+                if id(stmt) in self.plan.elided:  # (the trips that pass it are counted)
+                    new.body = [self._count(self.plan.elided[id(stmt)]), *new.body]
                 out.append(new)
             elif isinstance(stmt, (ast.For, ast.While)):
                 counter = self._counter(stmt)
-                hoisted = self._hoistable(stmt.body)
+                hoisted = hoistable(stmt.body, self.plan, self.facts)
                 out.extend(copy_tree(s) for s in hoisted)
                 body = self._primal([s for s in stmt.body if s not in hoisted], depth + 1)
                 if counter:
@@ -161,8 +167,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                         self.counter_presets.add(counter)  # bound before its first push
                         out.append(self._push(counter))
                     out.append(assign(counter, ast.Constant(0)))
-                    one = ast.BinOp(left=name(counter), op=ast.Add(), right=ast.Constant(1))
-                    body = [assign(counter, one), *body]
+                    if all(loop is not stmt for loop in self.plan.elided.values()):
+                        body = [self._count(stmt), *body]
                 new = copy.copy(stmt)
                 new.body = body
                 out.append(new)
@@ -170,49 +176,10 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                 out.append(copy_tree(stmt))
         return out
 
-    def _hoistable(self, body: list[ast.stmt]) -> list[ast.stmt]:
-        """Statements of a loop's body computing the same number on every trip by
-        arithmetic that cannot fail (``t = -k``, ``c = dt * k`` on scalars): the
-        primal computes them once, before the loop."""
-        out = []
-        read_before: set[str] = set()
-        # (an invariant may read another one, given its value in the loop: only if that
-        # one moves out too)
-        inside = {
-            n.id
-            for n in nodes(ast.Module(body=body, type_ignores=[]))
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
-        hoisted: set[str] = set()
-        for stmt in body:
-            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
-                v = stmt.targets[0].id
-                value = stmt.value
-                cheap = (
-                    isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd))
-                ) or (
-                    isinstance(value, ast.BinOp)
-                    and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult))
-                )
-                operands = [n for n in ast.iter_child_nodes(value) if isinstance(n, ast.expr)]
-                if (
-                    cheap
-                    and v in self.plan.invariant
-                    and v not in read_before
-                    and all(
-                        isinstance(a, ast.Constant)
-                        and type(a.value) in (int, float)
-                        or isinstance(a, ast.Name)
-                        and self.facts.shape(a).rank == 0
-                        and (a.id not in inside or a.id in hoisted)
-                        for a in operands
-                    )
-                ):
-                    out.append(stmt)
-                    hoisted.add(v)
-            for node in [stmt] + [n for n in nodes(stmt) if isinstance(n, ast.stmt)]:
-                read_before.update(uses(node))
-        return out
+    def _count(self, loop: ast.stmt) -> ast.stmt:
+        """``trips = trips + 1``: one more trip of ``loop``."""
+        counter = self._counter(loop)
+        return assign(counter, ast.BinOp(left=name(counter), op=ast.Add(), right=ast.Constant(1)))
 
     def _zero(self, v: str, maybe_unbound: bool = False) -> ast.stmt:
         if maybe_unbound:
@@ -263,6 +230,9 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                 out.extend(part)
                 if emitted is not None:
                     emitted.append((id(stmt), flatten(part)))
+            elif isinstance(stmt, ast.If) and id(stmt) in self.plan.elided:
+                body, _ = self._adjoint(stmt.body, block, depth)  # (every trip counted)
+                out.extend(body)
             elif isinstance(stmt, ast.If):
                 if emitted is not None:
                     emitted.append((id(stmt), [stmt.test]))
@@ -371,6 +341,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                 contribution = instantiate(op.rule.vjp[param], ctx)
                 if op.ctx.index is not None:  # (an index of names computed again: i - 1)
                     contribution = copy_tree(contribution, self.plan.recompute)
+                elif v in self.plan.recompute:  # (its rule reads its value: np.exp's)
+                    contribution = copy_tree(contribution, {v: self.plan.recompute[v]})
                 spread = None if into_real else self._spreads_uniformly(contribution, atom.id)
                 if spread is not None:
                     self.uniform[atom.id] = self._frozen(spread, stmt, out)

@@ -9,7 +9,11 @@ names the adjoint reads; the adjoint sweep restores it right after that assignme
 adjoint. Names with one definition outside loops are never saved; loop indices are
 restored by the reversed loop; cheap views (``xs[t]``) are recomputed rather than
 recorded; values every trip of a loop computes alike are not recorded. Loop trip counts
-are kept where a loop may stop early (``break``) or has no range (``while``).
+are kept where a loop may stop early (``break``) or has no range (``while``); where the
+``break`` comes before anything the adjoint undoes, only the trips that ran the rest are
+counted and no flag is recorded per trip, and integer counters are stepped back by
+arithmetic, not recorded (:mod:`.exits`); numbers computed from recomputed views by
+elementwise primitives (``np.sin(x[i])``) are computed again too.
 
 What the adjoint reads depends on what is recorded (a branch replayed only to restore a
 value reads its test), so the planner asks the emitter for the names its adjoint
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 from ...analyze.facts import Facts, assigned_name, is_setitem, walk_block
 from ...astwalk import copy_tree, loaded, nodes
 from ...normalize.lower import Normalized
+from .exits import before_steps, break_guards, scalar_of_views, stepped_counters
 
 
 @dataclass
@@ -58,6 +63,13 @@ class TapePlan:
     shared_writes: set[int] = field(default_factory=set)
     #: loops that keep a trip count (``while``; ``for`` with a ``break``)
     counted: set[int] = field(default_factory=set)
+    #: guards ``if not broke:`` the adjoint runs untested, their loop counting only the
+    #: trips that pass them (see :mod:`.exits`): the loop by the guard's id
+    elided: dict[int, ast.stmt] = field(default_factory=dict)
+    #: steps of integer counters (``i = i + 1``) the adjoint undoes by arithmetic
+    #: (``i = i - 1``) where it restores them, by id; the counters
+    stepped: dict[int, ast.expr] = field(default_factory=dict)
+    counters: set[str] = field(default_factory=set)
     #: the names the adjoint sweep reads (found by the fixed point)
     needed: set[str] = field(default_factory=set)
     #: of those, where the name's value is read: the statements whose adjoints (or, for
@@ -114,6 +126,11 @@ class TapePlanner:
             if isinstance(stmt, ast.While) or (isinstance(stmt, ast.For) and _has_break(stmt.body)):
                 plan.counted.add(id(stmt))
         plan.shared_writes = facts.aliases.shared_writes if facts.aliases else set()
+        plan.stepped = stepped_counters(self.core, facts, self.params)
+        steps = {id(s): s for s, _ in walk_block(self.core)}
+        plan.counters = {assigned_name(steps[k]) for k in plan.stepped}
+        self.guards = break_guards(self.core, facts)
+        plan.elided = {id(g.guard): g.loop for g in self.guards}
         plan.loops_around = self._enclosing_loops()
         plan.recompute = self._rematerializable()
         plan.borrowed = self._borrowed()
@@ -128,8 +145,8 @@ class TapePlanner:
         round adds what the adjoint reads to it), within the function's finitely many
         names, and ``pushed`` is a function of ``needed`` (and of facts fixed here); so
         a round that adds no name and saves no other statement changes nothing more and
-        ends the loop: at most one round per name, and one more. The bound is checked,
-        never assumed."""
+        ends the loop: at most one round per name, and one more. (``elided`` only
+        shrinks, as ``pushed`` grows.) The bound is checked, never assumed."""
         plan = self.plan
         names = set(self.params) | set(self.facts.definitions) | self.facts.loop_indices
         # (each round that goes on adds a name to ``needed`` or a place to ``read_at``:
@@ -138,14 +155,27 @@ class TapePlanner:
             places = _copied(plan.read_at), _copied(plan.shape_at)
             needed = (adjoint_reads(plan) & names) | plan.needed
             pushed = self.pushes(needed)
+            elided = self._elided(pushed)
             if (
                 pushed == plan.pushed
                 and needed == plan.needed
                 and places == (plan.read_at, plan.shape_at)
+                and elided.keys() == plan.elided.keys()
             ):
                 return plan
-            plan.needed, plan.pushed = needed, pushed
+            plan.needed, plan.pushed, plan.elided = needed, pushed, elided
         raise AssertionError("srcgrad: what reverse mode records did not settle")
+
+    def _elided(self, pushed: set[int]) -> dict[int, ast.stmt]:
+        """The break guards the adjoint may leave untested: those of the plan so far
+        before which nothing is recorded (a trip that breaks has no adjoint then). Only
+        shrinks as ``pushed`` grows."""
+        return {
+            id(g.guard): g.loop
+            for g in self.guards
+            if id(g.guard) in self.plan.elided
+            and not any(id(s) in pushed for s, _ in walk_block(g.before))
+        }
 
     def _loops(self, block: list[ast.stmt], around: frozenset[int]) -> None:
         for stmt in block:
@@ -271,27 +301,32 @@ class TapePlanner:
                 isinstance(value, ast.Subscript)
                 or (isinstance(value, ast.Attribute) and value.attr == "T")
                 or self._index_arithmetic(value)
+                or scalar_of_views(v, stmt, out, self.facts, self.norm.temps)
             ):
                 continue
             if self._stable(value, stmt, loops, out) and (
                 self.plan.home.get(v, id(self.norm.tree.body)) is not None
             ):
-                out[v] = copy_tree(value, out)  # (with the views it reads substituted)
+                whole = copy_tree(value, out)  # (with the views it reads substituted)
+                steps = loads([whole]) & self.plan.counters
+                if steps and not before_steps(v, stmt, steps, readers, self.plan):
+                    continue
+                out[v] = whole
         return out
 
     def _index_arithmetic(self, value: ast.expr) -> bool:
-        """Whether ``value`` is integer arithmetic (``+ - * // %``) on numbers and loop
-        indices that are numbers (``i - 1``): cheaper to compute again than to record."""
+        """Whether ``value`` is integer arithmetic (``+ - * // %``) on numbers, loop
+        indices that are numbers and counters (``i - 1``): cheaper to compute again than
+        to record."""
         if isinstance(value, ast.BinOp):
             return isinstance(value.op, _INDEX_OPS) and all(
                 self._index_arithmetic(v) for v in (value.left, value.right)
             )
         if isinstance(value, ast.Constant):
             return type(value.value) is int
-        return (
-            isinstance(value, ast.Name)
-            and value.id in self.facts.loop_indices
-            and self.facts.shape(value).rank == 0
+        return isinstance(value, ast.Name) and (
+            (value.id in self.facts.loop_indices and self.facts.shape(value).rank == 0)
+            or value.id in self.plan.counters  # (see exits.before_steps)
         )
 
     def _stable(
@@ -305,6 +340,8 @@ class TapePlanner:
             if n in self.facts.loop_indices:
                 stable = stable and n in loops.get(id(stmt), [])
             elif n in views:  # a view of a view (layers[i]["W"])
+                continue
+            elif n in self.plan.counters:  # (see exits.before_steps)
                 continue
             elif len(n_defs) > 1 or any(depth > 0 for _, depth in n_defs):
                 stable = False
