@@ -300,17 +300,25 @@ class _Checker:
             self._derivatives = (vjp(self.f, wrt=wrt), jvp(self.f, wrt=wrt), grad(self.f, wrt=wrt))
         return self._derivatives
 
-    def check(self, values: list[Any]) -> bool:
+    def probe(self, values: list[Any]) -> tuple[Any, Any, list[Any], _FiniteDifference] | None:
+        """``f``'s value at ``values``, a random cotangent ``u``, unit directions ``vs``
+        for the ``wrt`` arguments and the central difference along them; ``None`` where
+        ``f`` fails there or is not smooth within the difference's reach."""
         value = self._value(values)
         if value is None:
-            return False
+            return None
         self.precision(values, value)
         rng = np.random.default_rng(_seed(values))
         u = _random_like(value, rng)
         vs = [_unit(_random_like(values[i], rng)) for i in self.wrt]
         fd = _FiniteDifference(self, values, u, vs)
-        if not fd.smooth():
+        return (value, u, vs, fd) if fd.smooth() else None
+
+    def check(self, values: list[Any]) -> bool:
+        probed = self.probe(values)
+        if probed is None:
             return False
+        _, u, vs, fd = probed
         found = {"finite differences": fd.value}
         found.update(self._srcgrad(values, u, vs))
         mine = None

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from . import pytree
 from .verify import (
     _Checker,
@@ -18,9 +16,6 @@ from .verify import (
     _FiniteDifference,
     _inner,
     _is_float,
-    _random_like,
-    _seed,
-    _unit,
     run,
 )
 
@@ -66,16 +61,10 @@ class _RuleChecker(_Checker):
         self.rule = rule
 
     def check(self, values: list[Any]) -> bool:
-        value = self._value(values)
-        if value is None:
+        probed = self.probe(values)
+        if probed is None:
             return False
-        self.precision(values, value)
-        rng = np.random.default_rng(_seed(values))
-        u = _random_like(value, rng)
-        vs = [_unit(_random_like(values[i], rng)) for i in self.wrt]
-        fd = _FiniteDifference(self, values, u, vs)
-        if not fd.smooth():
-            return False
+        value, u, vs, fd = probed
         found = {"finite differences": fd.value}
         rule, count = self.rule, len(self.rule.params)
         if rule.vjp_rule is not None:
