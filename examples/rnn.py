@@ -120,8 +120,18 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"test accuracy over all steps: {correct.mean():.3f}")
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(losses, linewidth=0.8)
-    ax.set_xlabel("training step")
+    # each step's loss is of one small batch, so noisy: drawn faintly, with a running mean
+    # on top (of the last fifth of the steps so far, at most 50, so that it keeps up on
+    # the log step axis); a log axis, since the loss falls in the first few hundred steps
+    steps = np.arange(1, len(losses) + 1)
+    totals = np.concatenate([[0.0], np.cumsum(losses)])
+    first = steps - np.clip(steps // 5, 1, 50)
+    mean = (totals[steps] - totals[first]) / (steps - first)
+    ax.plot(steps, losses, linewidth=0.6, alpha=0.35, label="each step")
+    ax.plot(steps, mean, linewidth=2.0, color="C0", label="running mean")
+    ax.set_xscale("log")
+    ax.legend()
+    ax.set_xlabel("training step (log scale)")
     ax.set_ylabel("mean logistic loss")
     ax.set_title(f"RNN, sign of the running sum (test accuracy {correct.mean():.1%})")
     fig.tight_layout()

@@ -62,6 +62,51 @@ def grad(
     code). With ``has_aux=True``
     ``func`` returns ``(value, aux)``, only ``value`` is differentiated, and
     the callable returns ``(gradient, aux)`` (JAX's meaning).
+
+    Args:
+        func: the function to differentiate, a Python function whose source srcgrad can
+            read (or a derivative, for a higher derivative). Left out, ``grad`` returns a
+            decorator: ``@grad(wrt="w")``.
+        wrt: the argument(s) to differentiate with respect to, by position (``0``) or name
+            (``"w"``), or a tuple of them; the first argument when not given. Each may be
+            an array, a number or a pytree (dicts, lists, tuples, namedtuples, dataclasses)
+            of them.
+        mode: ``"reverse"`` (the default), ``"forward"`` or ``"auto"``.
+        has_aux: ``func`` returns ``(value, aux)``; only ``value`` is differentiated.
+        argnums: JAX's name for ``wrt``.
+
+    Returns:
+        A ``Derivative``, called with ``func``'s arguments, which returns the gradient with
+        the structure, shape and dtype of the ``wrt`` argument (a tuple of them for a tuple
+        ``wrt``; ``(gradient, aux)`` with ``has_aux``). ``.source`` is its generated code.
+
+    Raises:
+        TypeError: ``func`` is not a Python function (or a derivative srcgrad made), or both
+            ``wrt`` and ``argnums`` are given; at a call, arguments that do not fit.
+        ValueError: ``wrt`` names no parameter of ``func``, or names one twice.
+        UnsupportedSyntaxError: at the first call with a new kind of arguments, ``func``
+            uses a construct srcgrad does not differentiate (the message names your line
+            and says what to write instead).
+        NoDerivativeError: at the first call, ``func`` calls a function srcgrad has no rule
+            for on a value it differentiates.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def loss(w, x):
+            return np.sum(np.tanh(x @ w) ** 2)
+
+
+        x = np.ones((4, 3))
+        w_bar = srcgrad.grad(loss)(np.zeros(3), x)
+        w_bar, x_bar = srcgrad.grad(loss, wrt=("w", "x"))(np.zeros(3), x)
+        dw = srcgrad.grad(loss, argnums=0, mode="forward")(np.zeros(3), x)
+        print(srcgrad.grad(loss).source)
+        ```
     """
     return _make("grad", func, resolve_wrt(wrt, argnums, "grad"), mode=mode, has_aux=has_aux)
 
@@ -94,7 +139,45 @@ def value_and_grad(
 ) -> Any:
     """Like :func:`grad` (``mode`` too: ``"reverse"``, ``"forward"`` or ``"auto"``), but
     the callable returns ``(func(...), gradient)``; with ``has_aux=True``, ``((value,
-    aux), gradient)``."""
+    aux), gradient)``.
+
+    Args:
+        func: the function to differentiate (left out: a decorator).
+        wrt: the argument(s) to differentiate with respect to, by position or name, or a
+            tuple of them; the first argument when not given.
+        mode: ``"reverse"`` (the default), ``"forward"`` or ``"auto"``.
+        has_aux: ``func`` returns ``(value, aux)``; only ``value`` is differentiated.
+        argnums: JAX's name for ``wrt``.
+
+    Returns:
+        A ``Derivative`` returning ``(value, gradient)`` (``((value, aux), gradient)`` with
+        ``has_aux``), from one run of the generated code.
+
+    Raises:
+        TypeError: ``func`` is not a Python function (or a derivative srcgrad made), or both
+            ``wrt`` and ``argnums`` are given; at a call, arguments that do not fit.
+        ValueError: ``wrt`` names no parameter of ``func``, or names one twice.
+        UnsupportedSyntaxError: at the first call with a new kind of arguments, ``func``
+            uses a construct srcgrad does not differentiate (the message names your line
+            and says what to write instead).
+        NoDerivativeError: at the first call, ``func`` calls a function srcgrad has no rule
+            for on a value it differentiates.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def loss(w, x):
+            return np.sum((x @ w - 1.0) ** 2)
+
+
+        value, w_bar = srcgrad.value_and_grad(loss)(np.zeros(3), np.ones((4, 3)))
+        assert value == 4.0
+        ```
+    """
     wrt = resolve_wrt(wrt, argnums, "value_and_grad")
     return _make("value_and_grad", func, wrt, mode=mode, has_aux=has_aux)
 
@@ -117,7 +200,49 @@ def jvp(
     func: Callable[..., Any] | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None
 ) -> Any:
     """Forward mode: a callable taking ``func``'s arguments, then one tangent per
-    ``wrt`` argument, and returning ``(func(...), directional derivative)``."""
+    ``wrt`` argument, and returning ``(func(...), directional derivative)``.
+
+    JAX's ``jax.jvp(f, primals, tangents)`` takes the primals and tangents as two tuples;
+    srcgrad's derivative takes them one after the other: ``jvp(f, wrt=(0, 1))(x, y, dx,
+    dy)``.
+
+    Args:
+        func: the function to differentiate (left out: a decorator).
+        wrt: the argument(s) the tangents are for, by position or name, or a tuple of
+            them; the first argument when not given.
+        argnums: JAX's name for ``wrt``.
+
+    Returns:
+        A ``Derivative`` taking ``func``'s arguments, then a tangent shaped like each
+        ``wrt`` argument, and returning ``(func(...), tangent of the output)``: one forward
+        pass, no tape.
+
+    Raises:
+        TypeError: ``func`` is not a Python function (or a derivative srcgrad made), or both
+            ``wrt`` and ``argnums`` are given; at a call, arguments that do not fit.
+        ValueError: ``wrt`` names no parameter of ``func``, or names one twice.
+        UnsupportedSyntaxError: at the first call with a new kind of arguments, ``func``
+            uses a construct srcgrad does not differentiate (the message names your line
+            and says what to write instead).
+        NoDerivativeError: at the first call, ``func`` calls a function srcgrad has no rule
+            for on a value it differentiates.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            return np.sin(x) * x
+
+
+        x = np.linspace(0.0, 1.0, 4)
+        out, out_dot = srcgrad.jvp(f)(x, np.ones(4))
+        assert np.allclose(out_dot, np.cos(x) * x + np.sin(x))
+        ```
+    """
     return _make("jvp", func, resolve_wrt(wrt, argnums, "jvp"))
 
 
@@ -175,7 +300,50 @@ def vjp(
 
     ``vjp_fn`` keeps copies of the arguments, so it gives the products at the values
     the call was given, and runs the generated vjp code (which computes ``func``'s
-    value again: srcgrad records nothing between the two calls)."""
+    value again: srcgrad records nothing between the two calls).
+
+    Args:
+        func: the function to differentiate (left out: a decorator).
+        wrt: the argument(s) the products are for, by position or name, or a tuple of
+            them; the first argument when not given.
+        argnums: JAX's name for ``wrt``.
+        return_fn: return ``(func(...), vjp_fn)`` from the call, as ``jax.vjp`` does,
+            instead of taking the cotangent as the last argument.
+
+    Returns:
+        A ``Derivative`` taking ``func``'s arguments, then a cotangent ``dout`` shaped like
+        the output (one per element of a tuple output), and returning the product(s)
+        ``dout @ J`` shaped like the ``wrt`` argument(s); with ``return_fn=True``, a
+        callable returning ``(func(...), vjp_fn)``.
+
+    Raises:
+        TypeError: ``func`` is not a Python function (or a derivative srcgrad made), or both
+            ``wrt`` and ``argnums`` are given; at a call, arguments that do not fit.
+        ValueError: ``wrt`` names no parameter of ``func``, or names one twice.
+        UnsupportedSyntaxError: at the first call with a new kind of arguments, ``func``
+            uses a construct srcgrad does not differentiate (the message names your line
+            and says what to write instead).
+        NoDerivativeError: at the first call, ``func`` calls a function srcgrad has no rule
+            for on a value it differentiates.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x, y):
+            return np.sin(x) * y
+
+
+        x, y = np.linspace(0.0, 1.0, 4), np.full(4, 2.0)
+        x_bar = srcgrad.vjp(f)(x, y, np.ones(4))
+        assert np.allclose(x_bar, np.cos(x) * y)
+        out, vjp_fn = srcgrad.vjp(f, argnums=(0, 1), return_fn=True)(x, y)
+        x_bar, y_bar = vjp_fn(np.ones(4))
+        ```
+    """
     wrt = resolve_wrt(wrt, argnums, "vjp")
     if return_fn:
         if func is None:
@@ -246,7 +414,37 @@ def show(
     | VjpWithFunction[Any],
     file: Any = None,
 ) -> None:
-    """Print the generated source of ``derivative`` with line numbers."""
+    """Print the generated source of ``derivative`` with line numbers.
+
+    Args:
+        derivative: what a srcgrad transformation returned (``grad``, ``jvp``, ``vjp``,
+            ``jacobian``, ``hessian``, ``hvp``, ``elementwise_grad``...). Before its first
+            call it shows the code for arguments of any rank; after, the code the last
+            call ran.
+        file: where to print (a text file object); ``sys.stdout`` when not given.
+
+    Returns:
+        None: it prints.
+
+    Raises:
+        TypeError: ``derivative`` is not something a srcgrad transformation made.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            return np.sum(np.sin(x) * x)
+
+
+        df = srcgrad.grad(f)
+        df(np.ones(3))
+        srcgrad.show(df)  # the generated module, its lines numbered
+        ```
+    """
     from .jacobians import ElementwiseGrad, HessianVectorProduct, Jacobian
 
     made = (Derivative, Jacobian, HessianVectorProduct, ElementwiseGrad, VjpWithFunction)

@@ -330,7 +330,7 @@ def _is_array(x: Any) -> bool:
 
 def complex_arguments(d: Derivative, values: list[Any]) -> frozenset[str]:
     """The parameters of ``d`` given complex arrays or numbers: differentiated in reverse mode
-    and by jvp (autograd's convention, README); a ``TypeError`` saying what to do for
+    and by jvp (autograd's convention, docs/guide.md); a ``TypeError`` saying what to do for
     the derivatives that do not take them yet."""
     complexes = frozenset(p for p, v in zip(d._params, values) if is_complex_leaf(v))
     check_not_complex(  # (in pytrees)

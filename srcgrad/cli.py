@@ -158,7 +158,7 @@ def markdown() -> str:
         f"{_numpy_version()}); a test checks that it is current. *zero derivative*: the",
         "output carries no derivative (comparisons, shapes, rounding, index computations).",
         "*complex too*: differentiated on complex numbers as well (the convention:",
-        "README, Complex numbers).",
+        "[User guide, Complex numbers](guide.md#complex-numbers)).",
         "",
         f"{len(rows)} entries; {both} NumPy functions in both modes.",
         "",

@@ -40,7 +40,59 @@ CHECK_RULES = os.environ.get("SRCGRAD_CHECK_RULES", "") not in ("", "0")
 
 
 class Primitive:
-    """A function differentiated by the rules its user gives, never by its source."""
+    """A function differentiated by the rules its user gives, never by its source.
+
+    Made by :func:`primitive`. Calling it calls the function. ``@f.defvjp`` gives its
+    reverse-mode rule, ``rule(dout, result, *args)``, returning one cotangent per
+    parameter (a tuple for several); ``@f.defjvp`` its forward-mode rule,
+    ``rule(tangents, result, *args)``, returning the output's tangent (``tangents`` has an
+    entry per parameter, None for one without a tangent). Generated code calls
+    ``f.vjp(...)`` and ``f.jvp(...)``, which call the rules.
+
+    Args:
+        func: the function, with named parameters; srcgrad calls it and never reads its
+            source.
+
+    Raises:
+        TypeError: ``func`` is not callable or has no signature; a vjp rule returning the
+            wrong number of cotangents, when generated code calls it.
+        NoDerivativeError: a derivative needs a rule that was not given (a ``defjvp`` for
+            forward mode, a ``defvjp`` for reverse mode), at your line.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        @srcgrad.primitive
+        def logsumexp(x):
+            m = np.max(x)
+            return m + np.log(np.sum(np.exp(x - m)))
+
+
+        @logsumexp.defvjp
+        def logsumexp_vjp(dout, result, x):
+            return dout * np.exp(x - result)
+
+
+        @logsumexp.defjvp
+        def logsumexp_jvp(tangents, result, x):
+            (dx,) = tangents
+            return np.sum(np.exp(x - result) * dx)
+
+
+        def f(x):
+            return logsumexp(2.0 * x)
+
+
+        x = np.array([0.0, 1.0, 2.0])
+        g = srcgrad.grad(f)(x)  # calls logsumexp.vjp
+        assert np.allclose(g, 2.0 * np.exp(2.0 * x) / np.sum(np.exp(2.0 * x)))
+        assert np.allclose(srcgrad.grad(f, mode="forward")(x), g)  # calls logsumexp.jvp
+        ```
+    """
 
     def __init__(self, func: Callable[..., Any]) -> None:
         if not callable(func):
@@ -150,12 +202,89 @@ class Primitive:
 
 def primitive(func: Callable[..., Any]) -> Primitive:
     """Make ``func`` a primitive: srcgrad calls it as it is and differentiates it with
-    the rules given by ``@f.defvjp`` (reverse mode) and ``@f.defjvp`` (forward mode)."""
+    the rules given by ``@f.defvjp`` (reverse mode) and ``@f.defjvp`` (forward mode).
+
+    For a function srcgrad should not look inside: compiled code, a library routine, or
+    one whose derivative you know a better way to compute. (autograd's
+    ``@primitive``/``defvjp``, JAX's ``jax.custom_vjp``/``custom_jvp``.)
+
+    Args:
+        func: the function, with named parameters.
+
+    Returns:
+        A ``Primitive`` wrapping ``func``, with the decorators ``defvjp`` and ``defjvp``.
+
+    Raises:
+        TypeError: ``func`` is not callable or has no signature.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        @srcgrad.primitive
+        def logsumexp(x):
+            m = np.max(x)
+            return m + np.log(np.sum(np.exp(x - m)))
+
+
+        @logsumexp.defvjp
+        def logsumexp_vjp(dout, result, x):
+            return dout * np.exp(x - result)
+
+
+        @logsumexp.defjvp
+        def logsumexp_jvp(tangents, result, x):
+            (dx,) = tangents
+            return np.sum(np.exp(x - result) * dx)
+
+
+        def f(x):
+            return logsumexp(2.0 * x)
+
+
+        x = np.array([0.0, 1.0, 2.0])
+        g = srcgrad.grad(f)(x)  # calls logsumexp.vjp
+        assert np.allclose(g, 2.0 * np.exp(2.0 * x) / np.sum(np.exp(2.0 * x)))
+        assert np.allclose(srcgrad.grad(f, mode="forward")(x), g)  # calls logsumexp.jvp
+        ```
+    """
     return Primitive(func)
 
 
 def stop_gradient(x: Any) -> Any:
-    """``x`` itself, as a value no derivative flows through (a constant to srcgrad)."""
+    """``x`` itself, as a value no derivative flows through (a constant to srcgrad).
+
+    JAX's ``jax.lax.stop_gradient``.
+
+    Args:
+        x: any value (an array, a number).
+
+    Returns:
+        ``x`` unchanged; in generated code, a constant: no adjoint or tangent reaches
+        what it was computed from.
+
+    Raises:
+        Nothing: it returns its argument.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            scale = srcgrad.stop_gradient(np.max(x))
+            return np.sum(x / scale)
+
+
+        x = np.array([1.0, 2.0, 4.0])
+        assert np.allclose(srcgrad.grad(f)(x), 1.0 / 4.0)
+        ```
+    """
     return x
 
 

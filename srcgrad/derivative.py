@@ -58,6 +58,45 @@ class Derivative(Nesting, Generic[P]):
     generated code (of the most recent call, or a generic version before any
     call); ``.__wrapped__`` is the original function. For a type checker it is
     ``Derivative[P]``, called with the arguments of a function of parameters ``P``.
+
+    Made by :func:`grad`, :func:`value_and_grad`, :func:`jvp` and :func:`vjp` (rather
+    than directly). The generated code is cached per kind of arguments (ranks, which axes
+    have length 1, pytree structure, backend): a second call with the same kind does no
+    transformation work. A ``Derivative`` can itself be differentiated.
+
+    Args:
+        func: the function (or a ``Derivative``, for a higher derivative).
+        kind: ``"grad"``, ``"value_and_grad"``, ``"jvp"`` or ``"vjp"``.
+        wrt: the argument(s) differentiated, by position or name.
+        mode: ``"reverse"``, ``"forward"`` or ``"auto"`` (``grad``'s and
+            ``value_and_grad``'s).
+        has_aux: ``func`` returns ``(value, aux)``.
+
+    Raises:
+        TypeError: ``func`` is not a Python function or a derivative; at a call, arguments
+            that do not fit its signature.
+        ValueError: ``mode`` is not one of the three.
+        UnsupportedSyntaxError: at a call, srcgrad refuses ``func`` (the message names your
+            line).
+        NoDerivativeError: at a call, ``func`` calls a function with no rule.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            return np.sum(np.sin(x) * x)
+
+
+        df = srcgrad.grad(f)  # a srcgrad.Derivative
+        assert isinstance(df, srcgrad.Derivative) and df.__wrapped__ is f
+        g = df(np.ones(3))
+        print(df.source)  # the code that call ran
+        d2f = srcgrad.jvp(df)  # derivatives compose: forward over reverse
+        ```
     """
 
     #: (what analysis looks for to say that a differentiated function calls one)

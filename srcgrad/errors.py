@@ -10,7 +10,37 @@ import ast
 
 
 class SrcgradError(Exception):
-    """Base class of every srcgrad error about the code being differentiated."""
+    """Base class of every srcgrad error about the code being differentiated.
+
+    Its text is ``file:line:``, the line of your code, then the message; the parts are
+    attributes too (``message``, ``filename``, ``lineno``, ``source_line``). srcgrad raises
+    it when it makes the code for a derivative (at the first call with a new kind of
+    arguments), before running any of it.
+
+    Args:
+        message: what is wrong and what to write instead.
+        filename: the file of the user's code, or None.
+        lineno: the line in it, or None.
+        source_line: the text of that line, or None.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            global calls
+            return x * 2.0
+
+
+        try:
+            srcgrad.grad(f)(1.0)
+        except srcgrad.SrcgradError as error:
+            assert error.lineno == 7 and error.source_line.strip() == "global calls"
+        ```
+    """
 
     def __init__(
         self,
@@ -35,11 +65,68 @@ class SrcgradError(Exception):
 
 
 class UnsupportedSyntaxError(SrcgradError):
-    """A construct srcgrad cannot differentiate, with what to write instead."""
+    """A construct srcgrad cannot differentiate, with what to write instead.
+
+    The docs' Sharp edges page lists the common ones, each with its message and what to
+    write instead.
+
+    Args:
+        message: what is wrong and what to write instead.
+        filename: the file of the user's code, or None.
+        lineno: the line in it, or None.
+        source_line: the text of that line, or None.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            y = x * 2.0
+            z = y[0:2]
+            z *= 3.0  # y changes too: refused
+            return np.sum(y * x)
+
+
+        try:
+            srcgrad.grad(f)(np.ones(3))
+        except srcgrad.UnsupportedSyntaxError as error:
+            assert "Write `z = z * 3.0`" in error.message
+        ```
+    """
 
 
 class NoDerivativeError(SrcgradError):
-    """A call to a function with no derivative rule and no Python source."""
+    """A call to a function with no derivative rule and no Python source.
+
+    Also a ``srcgrad.primitive`` used in a mode it has no rule for. Write the value with
+    operations srcgrad knows, or give the function rules (``srcgrad.primitive``).
+
+    Args:
+        message: what is wrong and what to write instead.
+        filename: the file of the user's code, or None.
+        lineno: the line in it, or None.
+        source_line: the text of that line, or None.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            return np.median(x)
+
+
+        try:
+            srcgrad.grad(f)(np.ones(3))
+        except srcgrad.NoDerivativeError as error:
+            assert "numpy.median" in error.message
+        ```
+    """
 
 
 class SourceLocator:

@@ -22,7 +22,41 @@ from typing import Any
 
 def export(derivative: Any, path: str | os.PathLike[str]) -> pathlib.Path:
     """Write ``derivative.source`` to ``path`` (a new or overwritten ``.py`` file) and
-    return the path. ``derivative`` is anything a srcgrad transformation returns."""
+    return the path. ``derivative`` is anything a srcgrad transformation returns.
+
+    The module imports numpy (and, where the code calls them, your own modules) and
+    defines every helper it calls, so it runs without srcgrad installed.
+
+    Args:
+        derivative: what a srcgrad transformation returned; it exports the code of its last
+            call (a derivative of a derivative must have been called once).
+        path: the file to write (a ``str`` or ``os.PathLike``).
+
+    Returns:
+        The path written, as a ``pathlib.Path``.
+
+    Raises:
+        TypeError: ``derivative`` is not something a srcgrad transformation made.
+        ValueError: ``derivative`` has no generated code yet (call it once first).
+        IsADirectoryError: ``path`` is a directory.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            return np.sum(np.sin(x) * x)
+
+
+        df = srcgrad.grad(f)
+        df(np.ones(3))
+        path = srcgrad.export(df, "grad_f.py")  # then: from grad_f import grad_f
+        assert "def grad_f(x):" in path.read_text()
+        ```
+    """
     source = getattr(derivative, "source", None)
     if not isinstance(source, str) or not hasattr(derivative, "__wrapped__"):
         raise TypeError(

@@ -46,6 +46,42 @@ class Jacobian(Generic[P]):
     ``mode="reverse"`` runs the generated vjp once per output element;
     ``mode="forward"`` runs the generated jvp once per input element. Choose
     the mode whose count is smaller. ``.source`` is the generated code used.
+
+    Made by :func:`jacobian`, :func:`jacfwd`, :func:`jacrev` and :func:`hessian`; for a
+    type checker ``Jacobian[P]`` is called with the arguments of a function of parameters
+    ``P``.
+
+    Args:
+        func: the function to differentiate (left out: a decorator).
+        wrt: the argument(s) to differentiate with respect to, by position or name, or a
+            tuple of them; the first argument when not given.
+        mode: ``"reverse"`` or ``"forward"``.
+
+    Raises:
+        TypeError: ``func`` is not a Python function (or a derivative srcgrad made), or both
+            ``wrt`` and ``argnums`` are given; at a call, arguments that do not fit.
+        ValueError: ``wrt`` names no parameter of ``func``, or ``mode`` is not
+            ``"reverse"`` or ``"forward"``.
+        UnsupportedSyntaxError: at the first call with a new kind of arguments, ``func``
+            uses a construct srcgrad does not differentiate (the message names your line).
+        NoDerivativeError: at the first call, ``func`` calls a function srcgrad has no rule
+            for on a value it differentiates.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            return np.sin(x) * x[0]
+
+
+        jac = srcgrad.jacobian(f)  # a srcgrad.Jacobian
+        assert jac(np.ones(3)).shape == (3, 3)
+        print(jac.source)
+        ```
     """
 
     #: (what analysis looks for to say that a differentiated function calls one)
@@ -324,6 +360,45 @@ def jacobian(
     Works as ``jacobian(f)``, ``@jacobian`` and ``@jacobian(wrt="w")``.
     ``mode="reverse"`` costs one vjp per output element, ``mode="forward"`` one
     jvp per input element. ``argnums`` is a synonym of ``wrt`` (JAX's name).
+
+    Args:
+        func: the function to differentiate (left out: a decorator).
+        wrt: the argument(s) to differentiate with respect to, by position or name, or a
+            tuple of them; the first argument when not given.
+        mode: ``"reverse"`` (one vjp per output element; the default) or ``"forward"``
+            (one jvp per input element, and ``func`` may return a tuple of arrays).
+        argnums: JAX's name for ``wrt``.
+
+    Returns:
+        A ``Jacobian``, called with ``func``'s arguments, returning an array of shape
+        ``out.shape + arg.shape`` (a tuple of them for a tuple ``wrt``).
+
+    Raises:
+        TypeError: ``func`` is not a Python function (or a derivative srcgrad made), or both
+            ``wrt`` and ``argnums`` are given; at a call, arguments that do not fit.
+        ValueError: ``wrt`` names no parameter of ``func``, or ``mode`` is not
+            ``"reverse"`` or ``"forward"``.
+        UnsupportedSyntaxError: at the first call with a new kind of arguments, ``func``
+            uses a construct srcgrad does not differentiate (the message names your line).
+        NoDerivativeError: at the first call, ``func`` calls a function srcgrad has no rule
+            for on a value it differentiates.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x, y):
+            return np.sin(x) * y
+
+
+        x, y = np.linspace(0.0, 1.0, 3), np.full(3, 2.0)
+        J = srcgrad.jacobian(f)(x, y)
+        assert np.allclose(J, np.diag(np.cos(x) * y))
+        Jx, Jy = srcgrad.jacobian(f, wrt=(0, 1), mode="forward")(x, y)
+        ```
     """
     wrt = resolve_wrt(wrt, argnums, "jacobian")
     if func is None:
@@ -353,7 +428,43 @@ def hessian(
     (one Hessian-vector product per input element). For a tuple ``wrt``, its blocks:
     ``H[i][j]``, of shape ``arg_i.shape + arg_j.shape``, is the derivative of the gradient
     for ``wrt[i]`` with respect to ``wrt[j]`` (as ``jax.hessian`` with a tuple ``argnums``).
-    ``argnums`` is a synonym of ``wrt``."""
+    ``argnums`` is a synonym of ``wrt``.
+
+    Args:
+        func: the function to differentiate (left out: a decorator).
+        wrt: the argument(s) to differentiate with respect to, by position or name, or a
+            tuple of them; the first argument when not given.
+        argnums: JAX's name for ``wrt``.
+
+    Returns:
+        A ``Jacobian`` (of the gradient), called with ``func``'s arguments, returning an
+        array of shape ``arg.shape + arg.shape``, or the blocks ``H[i][j]`` for a tuple
+        ``wrt`` (for a dict of parameters, ``H[a][b]``, as ``jax.hessian`` gives).
+
+    Raises:
+        TypeError: ``func`` is not a Python function (or a derivative srcgrad made), or both
+            ``wrt`` and ``argnums`` are given; at a call, arguments that do not fit.
+        ValueError: ``wrt`` names no parameter of ``func``.
+        UnsupportedSyntaxError: at the first call with a new kind of arguments, ``func``
+            uses a construct srcgrad does not differentiate (the message names your line).
+        NoDerivativeError: at the first call, ``func`` calls a function srcgrad has no rule
+            for on a value it differentiates.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            return np.sum(x**3)
+
+
+        x = np.array([1.0, 2.0])
+        assert np.allclose(srcgrad.hessian(f)(x), np.diag(6 * x))
+        ```
+    """
     wrt = resolve_wrt(wrt, argnums, "hessian")
     if func is None:
         return lambda f: hessian(f, wrt)
@@ -405,7 +516,45 @@ def hvp(
 ) -> Any:
     """A callable taking ``func``'s arguments, then one vector per ``wrt`` argument (shaped
     like it), and returning the Hessian-vector product(s). ``argnums`` is a synonym of
-    ``wrt``."""
+    ``wrt``.
+
+    Forward mode over the reverse-mode gradient, at about the cost of two gradients; the
+    Hessian is never formed.
+
+    Args:
+        func: the function to differentiate (left out: a decorator).
+        wrt: the argument(s) to differentiate with respect to, by position or name, or a
+            tuple of them; the first argument when not given.
+        argnums: JAX's name for ``wrt``.
+
+    Returns:
+        A callable taking ``func``'s arguments, then a vector shaped like each ``wrt``
+        argument, and returning the Hessian times that vector (shaped like the argument).
+
+    Raises:
+        TypeError: ``func`` is not a Python function (or a derivative srcgrad made), or both
+            ``wrt`` and ``argnums`` are given; at a call, arguments that do not fit.
+        ValueError: ``wrt`` names no parameter of ``func``.
+        UnsupportedSyntaxError: at the first call with a new kind of arguments, ``func``
+            uses a construct srcgrad does not differentiate (the message names your line).
+        NoDerivativeError: at the first call, ``func`` calls a function srcgrad has no rule
+            for on a value it differentiates.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            return np.sum(x**3)
+
+
+        x, v = np.array([1.0, 2.0]), np.array([1.0, 0.0])
+        assert np.allclose(srcgrad.hvp(f)(x, v), [6.0, 0.0])
+        ```
+    """
     wrt = resolve_wrt(wrt, argnums, "hvp")
     if func is None:
         return lambda f: HessianVectorProduct(f, wrt)
@@ -438,12 +587,42 @@ def jacfwd(
     As in JAX, an int ``argnums`` (or ``wrt``) gives an array of shape ``out.shape +
     arg.shape`` and a tuple gives a tuple of them, one per argument, even a tuple of one;
     a function returning a tuple gives a tuple with an entry for each of its arrays, and a
-    dict (list, dataclass...) of parameters gives a Jacobian of that structure::
+    dict (list, dataclass...) of parameters gives a Jacobian of that structure.
+
+    Args:
+        func: the function to differentiate (left out: a decorator).
+        wrt: the argument(s) to differentiate with respect to, by position or name, or a
+            tuple of them; the first argument when not given.
+        argnums: JAX's name for ``wrt``.
+
+    Returns:
+        A ``Jacobian``: an array of shape ``out.shape + arg.shape`` for an int ``wrt``, a
+        tuple of them for a tuple.
+
+    Raises:
+        TypeError: ``func`` is not a Python function (or a derivative srcgrad made), or both
+            ``wrt`` and ``argnums`` are given; at a call, arguments that do not fit.
+        ValueError: ``wrt`` names no parameter of ``func``.
+        UnsupportedSyntaxError: at the first call with a new kind of arguments, ``func``
+            uses a construct srcgrad does not differentiate (the message names your line).
+        NoDerivativeError: at the first call, ``func`` calls a function srcgrad has no rule
+            for on a value it differentiates.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
 
         def f(x, y):
             return np.sin(x) * y
 
-        srcgrad.jacfwd(f, argnums=(0, 1))(x, y)  # (diag(cos(x) * y), diag(sin(x)))
+
+        x, y = np.linspace(0.0, 1.0, 3), np.full(3, 2.0)
+        Jx, Jy = srcgrad.jacfwd(f, argnums=(0, 1))(x, y)
+        assert np.allclose(Jx, np.diag(np.cos(x) * y)) and np.allclose(Jy, np.diag(np.sin(x)))
+        ```
     """
     wrt = resolve_wrt(wrt, argnums, "jacfwd")
     if func is None:
@@ -478,9 +657,43 @@ def jacrev(
     arg.shape`` and a tuple gives a tuple of them, even a tuple of one. Unlike JAX's, it
     takes arrays and numbers as the arguments it differentiates and a function returning
     one array (a pytree of parameters, or a tuple returned, is a ``TypeError``: use
-    :func:`jacfwd`, which takes them)::
+    :func:`jacfwd`, which takes them).
 
-        srcgrad.jacrev(f)(x, y)  # diag(cos(x) * y), the same numbers as jacfwd
+    Args:
+        func: the function to differentiate (left out: a decorator).
+        wrt: the argument(s) to differentiate with respect to, by position or name, or a
+            tuple of them; the first argument when not given.
+        argnums: JAX's name for ``wrt``.
+
+    Returns:
+        A ``Jacobian``: an array of shape ``out.shape + arg.shape`` for an int ``wrt``, a
+        tuple of them for a tuple.
+
+    Raises:
+        TypeError: ``func`` is not a Python function (or a derivative srcgrad made), or both
+            ``wrt`` and ``argnums`` are given; at a call, arguments that do not fit, a pytree
+            of parameters or a tuple returned.
+        ValueError: ``wrt`` names no parameter of ``func``.
+        UnsupportedSyntaxError: at the first call with a new kind of arguments, ``func``
+            uses a construct srcgrad does not differentiate (the message names your line).
+        NoDerivativeError: at the first call, ``func`` calls a function srcgrad has no rule
+            for on a value it differentiates.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x, y):
+            return np.sin(x) * y
+
+
+        x, y = np.linspace(0.0, 1.0, 3), np.full(3, 2.0)
+        J = srcgrad.jacrev(f)(x, y)  # the same numbers as jacfwd
+        assert np.allclose(J, np.diag(np.cos(x) * y))
+        ```
     """
     wrt = resolve_wrt(wrt, argnums, "jacrev")
     if func is None:
@@ -610,14 +823,7 @@ def elementwise_grad(
     """autograd's ``elementwise_grad``: the gradient of the sum of ``func``'s outputs with
     respect to one argument, ``ones @ J``, the vjp with a cotangent of ones. For an
     elementwise function (a diagonal Jacobian: ``np.tanh``, a polynomial evaluated on an
-    array of points) it is the derivative at every element, in one pass::
-
-        def f(x):
-            return np.tanh(x)
-
-        xs = np.linspace(-7, 7, 200)
-        dy = srcgrad.elementwise_grad(f)(xs)  # 1 - tanh(xs) ** 2
-        d2y = srcgrad.elementwise_grad(srcgrad.elementwise_grad(f))(xs)
+    array of points) it is the derivative at every element, in one pass.
 
     For a function that is not elementwise it is still ``ones @ J``, the sum of the
     Jacobian's rows (as autograd's), not the derivative of each output. ``func`` returns
@@ -627,6 +833,44 @@ def elementwise_grad(
     it gives the second derivative (forward mode over the reverse-mode vjp: the Jacobian
     of ``ones @ J`` is a sum of Hessians, so symmetric); not beyond. ``argnums`` is a
     synonym of ``wrt`` (autograd's ``argnum``), which names one argument.
+
+    Args:
+        func: the function to differentiate, returning one array or number (or an
+            ``elementwise_grad``, for the second derivative); left out: a decorator.
+        wrt: the one argument to differentiate with respect to, by position or name; the
+            first when not given.
+        mode: ``"reverse"`` (the default) or ``"forward"``.
+        argnums: autograd's ``argnum``, JAX's ``argnums``: a name for ``wrt``.
+
+    Returns:
+        A callable taking ``func``'s arguments and returning ``ones @ J``, shaped like the
+        ``wrt`` argument.
+
+    Raises:
+        TypeError: ``wrt`` is a tuple, both ``wrt`` and ``argnums`` are given, or a third
+            ``elementwise_grad`` is applied.
+        ValueError: ``mode`` is not ``"reverse"`` or ``"forward"``.
+        UnsupportedSyntaxError: at the first call, ``func`` uses a construct srcgrad does
+            not differentiate.
+        NoDerivativeError: at the first call, ``func`` calls a function srcgrad has no rule
+            for on a value it differentiates.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            return np.tanh(x)
+
+
+        xs = np.linspace(-7, 7, 200)
+        dy = srcgrad.elementwise_grad(f)(xs)
+        assert np.allclose(dy, 1 - np.tanh(xs) ** 2)
+        d2y = srcgrad.elementwise_grad(srcgrad.elementwise_grad(f))(xs)
+        ```
     """
     wrt = resolve_wrt(wrt, argnums, "elementwise_grad")
     if func is None:

@@ -149,9 +149,27 @@ def tree_leaves(tree: Any) -> list[Any]:
     """The leaves of ``tree`` in order, as ``jax.tree_util.tree_leaves`` gives them, for
     the pytrees srcgrad takes: (nested) dicts, lists, tuples, namedtuples and dataclass
     instances; anything else is a leaf (``None`` too, which JAX drops). A dict's leaves
-    come in its insertion order (JAX sorts its keys), a dataclass's in its fields' order::
+    come in its insertion order (JAX sorts its keys), a dataclass's in its fields' order.
 
-        srcgrad.tree_leaves({"W": W, "b": [b1, b2]})  # [W, b1, b2]
+    Args:
+        tree: a pytree (or a single leaf).
+
+    Returns:
+        A list of the leaves, in order.
+
+    Raises:
+        Nothing: any value is a pytree or a leaf.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+        W, b1, b2 = np.ones((2, 2)), np.zeros(2), np.ones(2)
+        leaves = srcgrad.tree_leaves({"W": W, "b": [b1, b2]})
+        assert [leaf.shape for leaf in leaves] == [(2, 2), (2,), (2,)]
+        ```
     """
     return leaves(tree)
 
@@ -161,9 +179,34 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     a container of ``tree``'s structure (its type: a namedtuple's or a dataclass's too;
     a dict subclass comes back a dict) holding ``f(leaf, *others)`` for each leaf of
     ``tree`` and the leaves at the same place in ``rest``, which must have ``tree``'s
-    structure (a ``ValueError`` names the first place where one does not)::
+    structure (a ``ValueError`` names the first place where one does not).
 
-        grads = srcgrad.grad(loss)(params, x)
+    Args:
+        f: a function of as many arguments as there are trees.
+        tree: the pytree whose structure the result has.
+        *rest: more pytrees of ``tree``'s structure, their leaves passed to ``f`` after
+            ``tree``'s.
+
+    Returns:
+        A pytree of ``tree``'s structure holding ``f(leaf, *others)`` at each leaf.
+
+    Raises:
+        ValueError: a tree in ``rest`` does not have ``tree``'s structure.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def loss(params, x):
+            return np.sum(np.tanh(x @ params["W"] + params["b"]) ** 2)
+
+
+        params = {"W": np.full((3, 2), 0.1), "b": np.zeros(2)}
+        grads = srcgrad.grad(loss)(params, np.ones((4, 3)))
         params = srcgrad.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+        ```
     """
     return map_leaves(f, tree, *rest)

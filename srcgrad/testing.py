@@ -109,6 +109,42 @@ def check_grads(
     ``order=2`` also checks the second derivative: forward mode over the
     reverse-mode code (``v . d(vjp(u))/dx . v``) against central differences
     of the reverse-mode directional derivative.
+
+    Args:
+        func: the function to check (srcgrad differentiates it).
+        args: its arguments: arrays, numbers or pytrees of them; never modified.
+        wrt: the argument(s) checked, by position or name; the first when not given.
+        modes: the modes checked, ``"forward"`` and/or ``"reverse"``.
+        order: 1, or 2 to check the second derivative too.
+        atol: absolute tolerance (default: from the arguments' precision).
+        rtol: relative tolerance (default: from the arguments' precision).
+        eps: the finite-difference step (default: from the arguments' precision).
+        seed: the seed of the random directions.
+        argnums: JAX's name for ``wrt``.
+
+    Returns:
+        None, when every check agrees.
+
+    Raises:
+        AssertionError: two ways of computing a derivative disagree (the message names
+            the quantity, both values and their difference).
+        ValueError: ``order`` or ``modes`` is not one srcgrad checks.
+        TypeError: both ``wrt`` and ``argnums`` are given.
+        UnsupportedSyntaxError: srcgrad refuses ``func`` (see the Sharp edges page).
+
+    Example:
+        ```python
+        import numpy as np
+
+        from srcgrad.testing import check_grads
+
+
+        def f(x, y):
+            return np.sum(np.sin(x) * y**2)
+
+
+        check_grads(f, (np.ones(3), np.full(3, 0.5)), wrt=(0, 1), order=2)
+        ```
     """
     _check_options(order, modes)
     args = list(args)
@@ -322,6 +358,42 @@ def arrays(
     shapes with up to ``max_dims`` axes of up to ``max_side``. ``exclude``
     keeps elements out of an open interval (e.g. ``(-0.1, 0.1)`` away from a
     singularity at zero).
+
+    Args:
+        shape: a shape, a hypothesis strategy for shapes, or None for random shapes.
+        low: the smallest element.
+        high: the largest element.
+        dtype: a float dtype.
+        exclude: an open interval ``(a, b)`` no element falls in, or None.
+        max_dims: the most axes a random shape has.
+        max_side: the longest axis of a random shape.
+
+    Returns:
+        A hypothesis strategy drawing numpy arrays.
+
+    Raises:
+        ImportError: hypothesis is not installed (``pip install "srcgrad[test]"``).
+
+    Example:
+        ```python
+        import numpy as np
+        from hypothesis import given, settings
+
+        from srcgrad.testing import arrays, check_grads
+
+
+        def f(x):
+            return np.sum(np.log(x) * x)
+
+
+        @settings(max_examples=10, deadline=None)
+        @given(arrays(low=0.5, high=3.0))
+        def test_f(x):
+            check_grads(f, (x,))
+
+
+        test_f()
+        ```
     """
     st, hnp = _hypothesis()
     if shape is None:
@@ -336,7 +408,41 @@ def arrays(
 
 
 def broadcastable_shapes(num_shapes: int = 2, max_dims: int = 3, max_side: int = 4) -> Any:
-    """A strategy for tuples of shapes that broadcast together (some with size-1 axes)."""
+    """A strategy for tuples of shapes that broadcast together (some with size-1 axes).
+
+    Args:
+        num_shapes: how many shapes each example has.
+        max_dims: the most axes of a shape.
+        max_side: the longest axis.
+
+    Returns:
+        A hypothesis strategy drawing tuples of ``num_shapes`` shapes.
+
+    Raises:
+        ImportError: hypothesis is not installed (``pip install "srcgrad[test]"``).
+
+    Example:
+        ```python
+        import numpy as np
+        from hypothesis import given, settings
+
+        from srcgrad.testing import broadcastable_shapes, check_grads
+
+
+        def f(x, y):
+            return np.sum(np.sin(x) * y)
+
+
+        @settings(max_examples=10, deadline=None)
+        @given(broadcastable_shapes(num_shapes=2))
+        def test_f(shapes):
+            x, y = (np.full(shape, 0.5) for shape in shapes)
+            check_grads(f, (x, y), wrt=(0, 1))
+
+
+        test_f()
+        ```
+    """
     st, hnp = _hypothesis()
     return hnp.mutually_broadcastable_shapes(
         num_shapes=num_shapes, min_dims=0, max_dims=max_dims, min_side=1, max_side=max_side

@@ -48,12 +48,46 @@ EXAMPLES: int | None = None
 
 
 def gradient_test(f: Callable[..., Any], args: Sequence[Any], **options: Any) -> Callable[[], None]:
-    """A test function pytest collects, that runs :func:`verify` on ``f``::
-
-        test_loss = gradient_test(loss, (W, x), gradient=my_grad)
+    """A test function pytest collects, that runs :func:`verify` on ``f``.
 
     ``options`` are :func:`verify`'s; ``pytest --srcgrad-examples N`` sets how many
-    inputs it tries."""
+    inputs it tries.
+
+    Args:
+        f: the function whose gradient is checked.
+        args: example arguments, as :func:`verify` takes them.
+        **options: :func:`verify`'s keyword arguments (``gradient``, ``wrt``,
+            ``max_examples``, ``vary_shapes``).
+
+    Returns:
+        A function named ``test_gradient_of_<f's name>``, taking no argument: assign it
+        to a name starting with ``test_`` in a test module.
+
+    Raises:
+        AssertionError: when the test runs, as :func:`verify` raises it.
+
+    Example:
+        ```python
+        import numpy as np
+
+        from srcgrad.testing import gradient_test
+
+
+        def loss(w, x):
+            return np.sum(np.tanh(x @ w) ** 2)
+
+
+        def my_grad(w, x):
+            t = np.tanh(x @ w)
+            return x.T @ (2 * t * (1 - t**2))
+
+
+        # in a test module, pytest collects it
+        test_loss = gradient_test(loss, (np.ones(3), np.ones((4, 3))), gradient=my_grad,
+                                  max_examples=10)
+        test_loss()
+        ```
+    """
 
     def test() -> None:
         verify(f, args, **options)
@@ -84,16 +118,42 @@ def verify(
     arguments (ints, strings) stay as given. ``gradient``: your gradient function to
     check; ``wrt``: the argument (or tuple of arguments) differentiated.
 
-    Example::
+    Args:
+        f: the function whose gradient is checked.
+        args: example arguments (numbers, float arrays, pytrees of them).
+        gradient: your gradient function, called with ``f``'s arguments; None checks
+            srcgrad's own.
+        wrt: the argument (or tuple of arguments) differentiated, by position.
+        max_examples: how many inputs hypothesis tries (``pytest --srcgrad-examples N``
+            sets it for a whole test run).
+        vary_shapes: draw new lengths for the arrays' axes too, not only new values.
+
+    Returns:
+        None, when every input agrees.
+
+    Raises:
+        AssertionError: two ways of computing the gradient disagree; the message shows the
+            smallest input hypothesis found, the numbers, and which components of
+            ``gradient`` are wrong.
+
+    Example:
+        ```python
+        import numpy as np
+
+        from srcgrad.testing import verify
+
 
         def loss(w, x):
             return np.sum(np.tanh(x @ w) ** 2)
+
 
         def my_grad(w, x):
             t = np.tanh(x @ w)
             return x.T @ (2 * t * (1 - t**2))
 
-        verify(loss, (np.ones(3), np.ones((4, 3))), gradient=my_grad)
+
+        verify(loss, (np.ones(3), np.ones((4, 3))), gradient=my_grad, max_examples=10)
+        ```
     """
     wrt_t = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
     checker = _Checker(f, gradient, wrt_t, isinstance(wrt, (tuple, list)))

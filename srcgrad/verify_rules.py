@@ -27,12 +27,41 @@ def verify_rule(
     like ``args`` (its arguments; those of floats are differentiated): for a random
     cotangent ``u`` and direction ``v``, ``<vjp(u), v>``, ``<u, jvp(v)>`` and central
     finite differences of ``<u, f>`` along ``v`` must agree. Raises ``AssertionError``
-    with a shrunk failing input and the numbers. Example::
+    with a shrunk failing input and the numbers.
+
+    Args:
+        rule: a ``srcgrad.primitive`` with a ``defvjp`` and/or a ``defjvp`` rule.
+        args: example arguments; those of floats are drawn anew and differentiated.
+        max_examples: how many inputs hypothesis tries.
+        vary_shapes: draw new lengths for the arrays' axes too.
+
+    Returns:
+        None, when the rules agree at every input.
+
+    Raises:
+        AssertionError: a rule disagrees with the other or with finite differences.
+        ValueError: ``rule`` has no rules to check.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+        from srcgrad.testing import verify_rule
+
 
         @srcgrad.primitive
-        def logsumexp(x): ...
+        def softplus(x):
+            return np.logaddexp(0.0, x)
 
-        verify_rule(logsumexp, (np.ones(3),))
+
+        @softplus.defvjp
+        def softplus_vjp(dout, result, x):
+            return dout / (1.0 + np.exp(-x))
+
+
+        verify_rule(softplus, (np.ones(3),), max_examples=10)
+        ```
     """
     if rule.vjp_rule is None and rule.jvp_rule is None:
         raise ValueError(f"{rule!r} has no rules to check: give it defvjp and/or defjvp")

@@ -118,3 +118,10 @@ def test_the_source_distribution_holds_the_whole_test_suite_and_what_it_reads():
     assert examples <= shipped  # (tests/test_examples.py runs them)
     assert {"README.md", "docs/rules.md"} <= shipped  # (test_readme.py, test_cli.py)
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in shipped)
+
+
+def test_the_project_urls_name_its_home_documentation_source_and_issues(project):
+    # (placeholders until the project is published: see pyproject.toml)
+    urls = project["urls"]
+    assert {"Homepage", "Documentation", "Source", "Issues"} <= set(urls)
+    assert all(url.startswith("https://") for url in urls.values())

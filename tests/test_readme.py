@@ -5,7 +5,11 @@ Each fenced Python block of README.md that defines a generated function
 for the same user function and the arguments the README names; and each user
 function the README shows is the one defined here. When the optimizer changes
 what it writes, this test says which README block to paste anew. The package
-index's page (docs/pypi.md) is checked the same way.
+index's page (docs/pypi.md) is checked the same way. (The longer walks through
+generated code live in docs/tutorial.md, checked by tests/test_tutorial.py.)
+
+The README stays short: the commands, the quickstart and its generated code, and a
+link to every page of the documentation site.
 """
 
 from __future__ import annotations
@@ -35,87 +39,16 @@ def loss(w, x, y):
     return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
 
 
-def rnn(Wh, Wx, xs, h0):
-    h = h0
-    for t in range(xs.shape[0]):
-        h = np.tanh(h @ Wh + xs[t] @ Wx)
-    return np.sum(h * h)
-
-
-def smooth(x, a):
-    y = np.zeros_like(x)
-    y[0] = x[0]
-    for i in range(1, x.shape[0]):
-        y[i] = a * y[i - 1] + x[i]
-    return np.sum(y * y)
-
-
-def scan(x, t):
-    i = 0
-    s = 0.0
-    while i < x.shape[0]:
-        if x[i] > t:
-            break
-        s = s + np.sin(x[i]) * x[i]
-        i += 1
-    return s
-
-
-def euler2(k, c, x0, v0, dt, n):
-    x = x0
-    v = v0
-    for _ in range(n):
-        a = -k * x - c * v
-        x = x + dt * v
-        v = v + dt * a
-    return x * x
-
-
-def power(x, n):
-    if n == 0:
-        return 1.0
-    return x * power(x, n - 1)
-
-
 def _loss_args():  # "for a 1-D w and 2-D x"
     rng = np.random.default_rng(0)
     return rng.standard_normal(3), rng.standard_normal((5, 3)), rng.random(5)
 
 
-def _rnn_args():  # "for 2-D weights and 3-D xs"
-    rng = np.random.default_rng(0)
-    return (
-        rng.standard_normal((4, 4)),
-        rng.standard_normal((2, 4)),
-        rng.standard_normal((6, 3, 2)),
-        rng.standard_normal((3, 4)),
-    )
-
-
-def _smooth_args():  # "for a 1-D x"
-    return np.linspace(0.0, 1.0, 5), 0.5
-
-
 #: generated function name -> (its derivative, the arguments it is called with)
 GENERATED = {
     "grad_loss": (srcgrad.grad(loss), _loss_args),
-    "grad_rnn": (srcgrad.grad(rnn, wrt=(0, 1)), _rnn_args),
-    "grad_smooth": (srcgrad.grad(smooth, wrt=(0, 1)), _smooth_args),
-    "grad_power": (srcgrad.grad(power), lambda: (1.5, 3)),
-    "grad_scan": (srcgrad.grad(scan), lambda: (np.linspace(0.0, 1.0, 5), 0.5)),
-    "jvp_euler2": (
-        srcgrad.grad(euler2, wrt=(0, 1), mode="forward"),
-        lambda: (2.0, 0.1, 1.0, 0.0, 0.01, 100),
-    ),
 }
-USER = {
-    "loss": loss,
-    "rnn": rnn,
-    "smooth": smooth,
-    "scan": scan,
-    "euler2": euler2,
-    "power": power,
-}
+USER = {"loss": loss}
 
 
 def python_blocks(document: Path = README) -> list[str]:
@@ -211,3 +144,11 @@ def test_show_prints_the_generic_version_the_readme_describes():
         "`python -m srcgrad show` prints other code for the README's loss now: make the "
         f"README's paragraph after grad_loss say what it does:\n\n{generic}"
     )
+
+
+def test_the_readme_stays_short_and_links_every_page_of_the_site():
+    text = README.read_text()
+    assert len(text.splitlines()) <= 150, "move long sections into docs/ pages"
+    nav = re.findall(r"^\s+- [^:]+: (\S+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M)
+    unlinked = [page for page in nav if page != "index.md" and f"(docs/{page})" not in text]
+    assert not unlinked, f"README.md does not link {unlinked}"
