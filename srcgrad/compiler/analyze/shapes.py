@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .facts import LEAF, SCALAR, Facts, Op, Shape
+from .facts import LEAF, SCALAR, Facts, Op, Shape, is_setitem
 from .indices import index_rank
 
 
@@ -290,14 +290,17 @@ def _slice_token(op: Op, facts: Facts) -> str | None:
     """A broadcast key shared by slices that provably have one shape: ``x[1:]`` and
     ``x[:-1]`` both have ``len(x) - 1`` rows, whatever ``x``'s length. Each part of the
     index is ``:`` or a step-1 slice from a start >= 0 to an end < 0 (or none), whose
-    length is the axis's less ``start - end``; ``x`` is a value given once."""
+    length is the axis's less ``start - end``; ``x`` is a value given once (writes into
+    its items, ``x[1:-1] = v``, keep its shape: the stencil of a heat equation)."""
     x = op.args.get("x")
     if not isinstance(x, ast.Name) or facts.shape(x).rank is None:
         return None
     base = facts.shape(x).key
     params = {a.arg for a in facts.params}
     for n in base:  # names given one value (parameters and single definitions)
-        defs = facts.definitions.get(n, [])
+        if n in facts.sequences or n in facts.maybe_sequences:
+            return None
+        defs = [(s, depth) for s, depth in facts.definitions.get(n, []) if not is_setitem(s)]
         if (n in params and defs) or len(defs) > 1 or any(depth > 0 for _, depth in defs):
             return None
     index = op.ctx.index

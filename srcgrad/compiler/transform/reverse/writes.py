@@ -85,7 +85,10 @@ class WriteAdjoints:
         if not (isinstance(v, ast.Name) and v.id in self.active):
             return
         index = self.facts.ops[stmt].ctx.index
-        part = self._item_part(y, index, id(stmt) in self.owned)
+        owner = self.owned.get(id(stmt))
+        if owner is not None:  # (reads of y's items in the loop add into y_bar in place)
+            self.copy_before.setdefault(owner, set()).add(self.builder.adjoint(y))
+        part = self._item_part(y, index, owner is not None)
         if increment.sign < 0:
             part = ast.UnaryOp(op=ast.USub(), operand=part)
         if not self.facts.fills(v, increment.total):
