@@ -353,9 +353,40 @@ class TapePlanner:
                 continue
             elif n in self.plan.counters:  # (see exits.before_steps)
                 continue
+            elif self._items_written(n, value, stmt):
+                continue
             elif len(n_defs) > 1 or any(depth > 0 for _, depth in n_defs):
                 stable = False
         return stable
+
+    def _items_written(self, n: str, value: ast.expr, stmt: ast.stmt) -> bool:
+        """Whether ``value`` is a view ``n[...]`` of an array given one value before
+        ``stmt`` (outside loops) and afterwards only writes into its items (``u[1:-1] =
+        v``, the stencil's). Read again where the adjoint reads the view, ``n[...]`` is a
+        read of ``n``'s value there, which the tape plan keeps right as it keeps every
+        read's: a write after it is undone before that adjoint runs. So the view is taken
+        again, never recorded (a view recorded would see later writes into ``n``, and
+        code holding it could not be differentiated again)."""
+        facts = self.facts
+        if not (
+            isinstance(value, ast.Subscript)
+            and isinstance(value.value, ast.Name)
+            and value.value.id == n
+            and n not in facts.sequences
+            and n not in facts.maybe_sequences
+            and n not in loads([value.slice])
+        ):
+            return False
+        defs = facts.definitions.get(n, [])
+        bound = [(s, depth) for s, depth in defs if not is_setitem(s)]
+        if n in self.params:
+            return False  # (never written into: srcgrad refuses writes into arguments)
+        return (
+            len(bound) == 1
+            and len(defs) > 1
+            and bound[0][1] == 0
+            and self.plan.position[id(bound[0][0])] < self.plan.position[id(stmt)]
+        )
 
     def _borrowed(self) -> dict[str, tuple[str, ast.expr]]:
         """Containers read out of a container (``layer = layers[i]``, a view read again
