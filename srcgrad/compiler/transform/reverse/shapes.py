@@ -149,7 +149,7 @@ class AdjointShapes:
         """An expression for the shape ``u`` had, valid where ``at``'s adjoint runs.
         ``deep``: read the shapes of temporaries' operands rather than of the
         temporaries, where it can (so the temporaries need not be computed)."""
-        if depth > 3:
+        if depth > 6:
             return None
         defs = self.facts.definitions.get(u, [])
         if len(defs) != 1 or not isinstance(defs[0][0], ast.Assign) or u in self.params:
