@@ -241,7 +241,8 @@ def _check_modeled(
                     )
             break
     index = op.ctx.index
-    in_index = [n for n in nodes(index) if getattr(n, "id", None) not in mixed_index] if index else []
+    in_index = [] if index is None else nodes(index)
+    in_index = [n for n in in_index if getattr(n, "id", None) not in mixed_index]
     if problem is None and any(carries(n) for n in in_index):
         problem = (
             "the index here depends on the arguments being differentiated; srcgrad "

@@ -220,8 +220,7 @@ class AdjointShapes:
             isinstance(node, ast.Name)
             and self.facts.shape(node).rank == 0
             and (
-                node.id in self.facts.loop_indices
-                or self.facts.dtype_kinds.get(node.id) == INTEGER
+                node.id in self.facts.loop_indices or self.facts.dtype_kinds.get(node.id) == INTEGER
             )
         )
 
