@@ -207,14 +207,26 @@ def slice_by_counter(u0, r, steps):
     return np.sum(u * u)
 
 
+def element_across_write(u0, r):
+    u = u0.copy()
+    s = 0.0
+    for i in range(1, u.shape[0]):
+        a = u[i - 1 : i + 1].copy()
+        b = u[i - 1]
+        u[i - 1 : i + 1] = u[i - 1 : i + 1] * r
+        s = s + np.sum(a * u[i - 1 : i + 1]) + b * u[i]
+    return s
+
+
 @pytest.mark.parametrize(
     "f, args",
     [
+        (element_across_write, (np.linspace(0.1, 0.7, 5), 0.3)),
         (growing, (np.linspace(0.1, 0.7, 5), 0.3, 3)),
         (view_to_callee, (np.linspace(0.1, 0.7, 5), 0.3)),
         (slice_by_counter, (np.linspace(0.1, 0.7, 6), 0.3, 3)),
     ],
-    ids=["rebound", "callee", "counter"],
+    ids=["read-after-write", "rebound", "callee", "counter"],
 )
 def test_views_of_changing_arrays(f, args):
     """Right to first order; to second, right or refused (a view recorded where its array

@@ -321,6 +321,11 @@ class TapePlanner:
                 steps = loads([whole]) & self.plan.counters
                 if steps and not before_steps(v, stmt, steps, readers, self.plan):
                     continue
+                written = {
+                    n for n in loads([value]) if self._items_written(n, value, stmt)
+                }  # (read where nothing writes into them between: see _items_written)
+                if written and not before_steps(v, stmt, written, readers, self.plan):
+                    continue
                 out[v] = whole
         return out
 
@@ -362,11 +367,13 @@ class TapePlanner:
     def _items_written(self, n: str, value: ast.expr, stmt: ast.stmt) -> bool:
         """Whether ``value`` is a view ``n[...]`` of an array given one value before
         ``stmt`` (outside loops) and afterwards only writes into its items (``u[1:-1] =
-        v``, the stencil's). Read again where the adjoint reads the view, ``n[...]`` is a
-        read of ``n``'s value there, which the tape plan keeps right as it keeps every
-        read's: a write after it is undone before that adjoint runs. So the view is taken
-        again, never recorded (a view recorded would see later writes into ``n``, and
-        code holding it could not be differentiated again)."""
+        v``, the stencil's). Where every read of the view comes after ``stmt`` in its
+        block with no write into ``n`` between (the caller checks: ``before_steps``),
+        ``n[...]`` read again where the adjoint reads the view is a read of ``n``'s
+        value there, which the tape plan keeps right as it keeps every read's: a write
+        after it is undone before that adjoint runs. So the view is taken again, never
+        recorded (a view recorded would see later writes into ``n``, and code holding
+        it could not be differentiated again)."""
         facts = self.facts
         if not (
             isinstance(value, ast.Subscript)
@@ -377,6 +384,12 @@ class TapePlanner:
             and n not in loads([value.slice])
         ):
             return False
+        parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+        rank = facts.shape(value.value).rank
+        if not any(isinstance(p, ast.Slice) for p in parts) and not (
+            rank is not None and rank > len(parts)
+        ):
+            return False  # an element (a number, a copy): recorded as cheaply
         defs = facts.definitions.get(n, [])
         bound = [(s, depth) for s, depth in defs if not is_setitem(s)]
         if n in self.params:
