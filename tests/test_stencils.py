@@ -330,3 +330,40 @@ def test_callee_adjoint_leaves_its_record_as_it_was():
     g = srcgrad.grad(walk_squared)
     g(np.linspace(0.1, 1.0, 6), 1.0)
     assert "tape = tape.copy()" in g.source
+
+
+# -- a write's index the adjoint computes again ------------------------------------------
+
+
+def scatter(x, w, idx):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        y[idx[i]] += w * x[i]
+    return np.sum(y * y)
+
+
+def shifted_writes(x, r):
+    y = x.copy()
+    for i in range(x.shape[0] - 1):
+        y[i + 1] = y[i + 1] + r * np.sin(y[i])
+    return np.sum(y * y)
+
+
+def test_a_write_index_is_computed_again_not_recorded():
+    """``y[idx[i]] += v``: the adjoint reads ``y_bar[idx[i]]`` (idx and i hold), so the
+    scatter records nothing per trip, as a person writes it."""
+    x, idx = np.linspace(-1.0, 1.0, 6), np.array([0, 2, 2, 5, 1, 0])
+    g = srcgrad.grad(scatter, wrt=(0, 1))
+    g(x, 0.5, idx)
+    assert "tape" not in g.source
+    assert "y_bar[idx[i]]" in g.source
+    check_grads(scatter, (x, 0.5, idx), wrt=(0, 1), modes=("forward", "reverse"), order=2)
+
+
+def test_a_shifted_write_to_second_order():
+    x = np.linspace(-1.0, 1.0, 6)
+    g = srcgrad.grad(shifted_writes, wrt=(0, 1))
+    g(x, 0.3)
+    assert "y_bar[i + 1]" in g.source  # (i + 1 is computed again, not recorded)
+    assert g.source.count(".append(") == 2  # (y[i] and its sine: numbers)
+    check_grads(shifted_writes, (x, 0.3), wrt=(0, 1), modes=("forward", "reverse"), order=2)
