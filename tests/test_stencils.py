@@ -18,6 +18,9 @@ differences.
 
 from __future__ import annotations
 
+import ast
+import textwrap
+
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -367,3 +370,38 @@ def test_a_shifted_write_to_second_order():
     assert "y_bar[i + 1]" in g.source  # (i + 1 is computed again, not recorded)
     assert g.source.count(".append(") == 2  # (y[i] and its sine: numbers)
     check_grads(shifted_writes, (x, 0.3), wrt=(0, 1), modes=("forward", "reverse"), order=2)
+
+
+EXPECTED_HEAT = """
+def grad_heat(u0, r, steps):
+    tape = []
+    t8 = None
+    u = u0.copy()
+    t1 = range(steps)
+    for _ in t1:
+        tape.append(t8)
+        t8 = u[2:] - 2.0 * u[1:-1] + u[:-2]
+        u[1:-1] = u[1:-1] + r * t8
+    r_bar = 0.0
+    u_bar = u * 2
+    for _ in reversed(t1):
+        t9_bar = np.copy(u_bar[1:-1])
+        r_bar += unbroadcast(t9_bar * t8, r)
+        t8_bar = t9_bar * r
+        t8 = tape.pop()
+        u_bar[:-2] += t8_bar
+        t4_bar = t8_bar * -2.0
+        u_bar[1:-1] += t4_bar
+        u_bar[2:] += t8_bar
+    return (u_bar, r_bar)
+"""
+
+
+def test_the_heat_gradient_as_written():
+    """The generated text, against what it should be (comments left out): one push per
+    step, no unbroadcast, reads added into u_bar's items in place."""
+    g = srcgrad.grad(heat, wrt=(0, 1))
+    g(RNG.standard_normal(8), 0.25, 3)
+    tree = ast.parse(g.source)
+    (found,) = [f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "grad_heat"]
+    assert ast.unparse(found) == ast.unparse(ast.parse(textwrap.dedent(EXPECTED_HEAT)))
