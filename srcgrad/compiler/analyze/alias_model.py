@@ -48,6 +48,8 @@ class Aliases:
     #: to at some time, or a list it is in (``prev = y; y = f(y); prev[i] = v``): reverse
     #: mode undoes them, since a value it recorded (the old ``y``) may be that memory
     shared_writes: set[int] = field(default_factory=set)
+    #: for each of those: the other names that may refer to that memory at some time
+    shared_with: dict[int, set[str]] = field(default_factory=dict)
 
     #: each name's places at the end of the function
     final: dict[str, frozenset[Place]] = field(default_factory=dict)

@@ -72,9 +72,13 @@ def aliases(norm: Normalized, facts: Facts) -> Aliases:
         if is_setitem(stmt) or is_append(stmt):
             y = stmt.targets[0].value.id if is_setitem(stmt) else stmt.value.func.value.id
             written = result.places[id(stmt)].get(y, frozenset())
-            if any(
-                names - {y} and _overlap(result.reach(frozenset({place})), written)
+            others = {
+                n
                 for place, names in flow.referrers.items()
-            ):
+                if names - {y} and _overlap(result.reach(frozenset({place})), written)
+                for n in names - {y}
+            }
+            if others:
                 result.shared_writes.add(id(stmt))
+                result.shared_with[id(stmt)] = others
     return result

@@ -30,6 +30,11 @@ def check_facts(norm: Normalized, facts: Facts) -> None:
     assigns = [s for s in facts.ops if isinstance(s, ast.Assign) or is_append(s)]
     in_place = {id(p.stmt): p.message for p in facts.aliases.problems}
     mixed = _mixed_elements(facts, assigns)
+    # an index may be an element of a parameter holding anything (a callee's record, when
+    # srcgrad differentiates its own f_bwd again: ``i, tape = rec``, then ``x[i]``): an
+    # integer there, as numpy indexes with integers alone
+    containers = {p.arg for p in facts.params if facts.shape(ast.Name(id=p.arg)).rank is None}
+    mixed_index = _mixed_elements(facts, assigns, containers) if containers else mixed
     check_writes(norm, facts)
     for param, write in norm.copied.items():
         if facts.shapes.get(param) is not None and facts.shapes[param].rank == 0:
@@ -56,7 +61,7 @@ def check_facts(norm: Normalized, facts: Facts) -> None:
         if op.target in active and op.call_args is None and (op.rule is None or op.problem):
             raise _no_derivative(norm, op)
         if op.target in facts.useful:
-            _check_modeled(norm, facts, op, mixed)
+            _check_modeled(norm, facts, op, mixed, mixed_index)
 
 
 def _no_derivative(norm: Normalized, op: Op) -> Exception:
@@ -159,14 +164,17 @@ def _passed_message(param: str) -> str:
     )
 
 
-def _mixed_elements(facts: Facts, assigns: list[ast.stmt]) -> set[str]:
+def _mixed_elements(
+    facts: Facts, assigns: list[ast.stmt], containers: set[str] = frozenset()
+) -> set[str]:
     """Varied names that may hold a plain integer after all. Activity follows a list as
     a whole, so every element read out of a list given one varied value is varied, even
     where the list also holds integers (a tape holding loop indices beside arrays,
     ``[W, 2]``). A name is mixed where one of its definitions gives it such a value: a
     constant that is not a float, an element of a list that is not varied or is mixed,
     arithmetic on such values alone, a call to a function of the user's (whose result
-    may be an axis); a list is mixed where it is given such a value."""
+    may be an axis); a list is mixed where it is given such a value. An element of one
+    of ``containers`` (parameters whose contents are not known) is mixed too."""
     mixed: set[str] = set()
 
     def plain(atom: ast.expr) -> bool:  # a value that may carry no derivative
@@ -184,7 +192,8 @@ def _mixed_elements(facts: Facts, assigns: list[ast.stmt]) -> set[str]:
                 given = list(op.args.values()) if op.key == "pack" else [op.args["v"]]
                 hit = any(plain(a) for a in given)
             elif op.key in ("getitem", "copy", ("method", "pop")) and "x" in op.args:
-                hit = plain(op.args["x"])
+                x = op.args["x"]
+                hit = plain(x) or (op.key == "getitem" and getattr(x, "id", None) in containers)
             elif isinstance(op.key, type) and issubclass(op.key, (ast.operator, ast.unaryop)):
                 hit = all(plain(a) for a in op.args.values())
             elif op.call_args is not None:  # a function of the user's may return anything
@@ -198,11 +207,15 @@ def _mixed_elements(facts: Facts, assigns: list[ast.stmt]) -> set[str]:
     return mixed
 
 
-def _check_modeled(norm: Normalized, facts: Facts, op: Op, mixed: set[str]) -> None:
+def _check_modeled(
+    norm: Normalized, facts: Facts, op: Op, mixed: set[str], mixed_index: set[str]
+) -> None:
     """A value that carries a derivative reaches only places where srcgrad follows it: a
     parameter its rule differentiates or knows to have derivative zero, never an axis, a
     shape, a dtype, a subscript, nor a parameter srcgrad's rule leaves out. Anything else
-    would silently become a constant. (``mixed``: varied names that may be integers.)"""
+    would silently become a constant. (``mixed``: varied names that may be integers;
+    ``mixed_index``: those and the elements of parameters holding anything, for an index,
+    which numpy takes only as integers, booleans and slices: no derivative is lost.)"""
     if op.rule is None or op.ctx is None or op.problem:
         return  # (no rule: every argument is followed, and refused if active)
 
@@ -228,7 +241,9 @@ def _check_modeled(norm: Normalized, facts: Facts, op: Op, mixed: set[str]) -> N
                     )
             break
     index = op.ctx.index
-    if problem is None and index is not None and any(carries(n) for n in nodes(index)):
+    in_index = [] if index is None else nodes(index)
+    in_index = [n for n in in_index if getattr(n, "id", None) not in mixed_index]
+    if problem is None and any(carries(n) for n in in_index):
         problem = (
             "the index here depends on the arguments being differentiated; srcgrad "
             "differentiates indexing only with indices that do not (to build an array from "

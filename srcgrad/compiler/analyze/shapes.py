@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .facts import LEAF, SCALAR, Facts, Op, Shape
+from .facts import LEAF, SCALAR, Facts, Op, Shape, is_setitem
 from .indices import index_rank
 
 
@@ -27,6 +27,14 @@ def _shapes(facts: Facts, assigns: list[ast.Assign], own: Any = None) -> None:
     multi -= facts.loop_indices
     recursion = _recursion(facts, assigns, own, multi)
     multi |= {facts.ops[s].target for s in recursion}
+    # names given one value in a loop: they take their operands' key where that key
+    # stands for one shape in every trip (see _fixed_key), else their own
+    once = {
+        n
+        for n in multi
+        if len(facts.definitions.get(n, [])) == 1 and n not in {p.arg for p in facts.params}
+    } - {facts.ops[s].target for s in recursion}
+    fixed: dict[str, Shape] = {}
     for name in facts.loop_indices:
         facts.shapes[name] = SCALAR
     state: dict[str, int | None] = {}  # absent: not known yet
@@ -40,12 +48,18 @@ def _shapes(facts: Facts, assigns: list[ast.Assign], own: Any = None) -> None:
     for _ in range(20):
         before = dict(state), dict(wide)
         for name in multi:
-            facts.shapes[name] = _joined(name, state, wide)
+            facts.shapes[name] = fixed.get(name) or _joined(name, state, wide)
         for stmt in assigns:
             if stmt in recursion:
                 _recursive_call(facts, stmt, multi, state, wide, recursion[stmt])
             else:
                 _shape_definition(facts, stmt, multi, state, wide)
+                target = facts.ops[stmt].target
+                shape = facts.op_shapes[id(stmt)]
+                if target in once and target in state and _fixed_key(shape, facts):
+                    fixed[target] = facts.shapes[target] = shape
+                else:
+                    fixed.pop(target, None)
         if (state, wide) == before:
             settled = True
             break
@@ -53,6 +67,8 @@ def _shapes(facts: Facts, assigns: list[ast.Assign], own: Any = None) -> None:
         rank = state.get(name)
         if rank == 0 and rank is not _CONFLICT:
             facts.shapes[name] = SCALAR  # every definition gives a scalar: shape ()
+        elif settled and name in fixed:
+            facts.shapes[name] = fixed[name]
         else:
             facts.shapes[name] = (
                 _joined(name, state, wide) if settled else Shape(frozenset({name}), _plain(rank))
@@ -286,18 +302,45 @@ def _result_shape(op: Op, facts: Facts) -> Shape:
     return Shape(frozenset({op.target}), rank, wide)
 
 
+def _fixed_key(shape: Shape, facts: Facts) -> bool:
+    """Whether ``shape``'s broadcast key stands for one shape wherever it is read: each
+    part is a slice token (:func:`_slice_token`: of values given once) or a name given
+    one value outside loops (a parameter never reassigned), writes into its items aside.
+    A value given once in a loop and computed from such values has that shape in every
+    trip (``t = u[2:] - 2.0 * u[1:-1]``, ``u`` written into only), so it shares their
+    key; a key of a name given values in a loop (``h = np.tanh(h @ W)``) does not."""
+    if shape.rank is None or not shape.key:
+        return False
+    params = {a.arg for a in facts.params}
+    for n in shape.key:
+        if n.startswith("{"):
+            continue  # (a slice token)
+        if n in facts.sequences or n in facts.maybe_sequences or n in facts.loop_indices:
+            return False
+        defs = [(s, depth) for s, depth in facts.definitions.get(n, []) if not is_setitem(s)]
+        if n in params:
+            if defs:
+                return False
+        elif len(defs) != 1 or defs[0][1] != 0:
+            return False
+    return True
+
+
 def _slice_token(op: Op, facts: Facts) -> str | None:
     """A broadcast key shared by slices that provably have one shape: ``x[1:]`` and
     ``x[:-1]`` both have ``len(x) - 1`` rows, whatever ``x``'s length. Each part of the
     index is ``:`` or a step-1 slice from a start >= 0 to an end < 0 (or none), whose
-    length is the axis's less ``start - end``; ``x`` is a value given once."""
+    length is the axis's less ``start - end``; ``x`` is a value given once (writes into
+    its items, ``x[1:-1] = v``, keep its shape: the stencil of a heat equation)."""
     x = op.args.get("x")
     if not isinstance(x, ast.Name) or facts.shape(x).rank is None:
         return None
     base = facts.shape(x).key
     params = {a.arg for a in facts.params}
     for n in base:  # names given one value (parameters and single definitions)
-        defs = facts.definitions.get(n, [])
+        if n in facts.sequences or n in facts.maybe_sequences:
+            return None
+        defs = [(s, depth) for s, depth in facts.definitions.get(n, []) if not is_setitem(s)]
         if (n in params and defs) or len(defs) > 1 or any(depth > 0 for _, depth in defs):
             return None
     index = op.ctx.index

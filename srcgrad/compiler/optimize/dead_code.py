@@ -105,9 +105,16 @@ class _Liveness:
         the enclosing block, bounds the iterations), and whether it stays (not a ``for``
         whose body is left empty and whose index is not read after it)."""
         header = set(own_reads(stmt))
+        # (a for loop gives its index a value before each trip: the body's reads of it are
+        # of that value, not of one from before the loop)
+        index = (
+            {stmt.target.id}
+            if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name)
+            else set()
+        )
         loop_live = live | header
         for _ in range(size + 50):
-            again = live | header | self.live_in(stmt.body, loop_live, False)
+            again = live | header | (self.live_in(stmt.body, loop_live, False) - index)
             if again == loop_live:
                 break
             loop_live = again

@@ -108,18 +108,32 @@ def scalar_of_views(
     v: str, stmt: ast.Assign, views: dict[str, ast.expr], facts: Facts, temps: set[str]
 ) -> bool:
     """Whether ``stmt`` computes a number (``v`` a temporary of rank 0) by an elementwise
-    primitive of views the adjoint computes again (``np.sin(x[i])``): as cheap to compute
-    again as to record."""
+    primitive of views the adjoint computes again (``np.sin(x[i])``), or compares such
+    numbers (a loop's ``if`` test, ``x[i] * w > 0.0``): as cheap to compute again as to
+    record."""
     op = facts.ops.get(stmt)
-    return (
-        v in temps
-        and op is not None
-        and op.rule is not None
-        and op.rule.elementwise
-        and op.call_args is None
-        and facts.shape(ast.Name(id=v, ctx=ast.Load())).rank == 0
-        and any(n in views for n in loaded(stmt.value))
-    )
+    if op is None or op.rule is None or op.call_args is not None or v not in temps:
+        return False
+    value = stmt.value
+    if not any(n in views for n in loaded(value)):
+        return False
+    if isinstance(value, ast.Compare):
+        return (
+            len(value.ops) == 1
+            and isinstance(value.ops[0], _ORDER)
+            and all(_number(a, facts) for a in (value.left, value.comparators[0]))
+        )
+    return op.rule.elementwise and facts.shape(ast.Name(id=v, ctx=ast.Load())).rank == 0
+
+
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+
+
+def _number(atom: ast.expr, facts: Facts) -> bool:
+    """A rank-0 operand: a number written out, or a name of rank 0."""
+    if isinstance(atom, ast.Constant):
+        return type(atom.value) in (int, float, bool)
+    return isinstance(atom, ast.Name) and facts.shape(atom).rank == 0
 
 
 def before_steps(

@@ -58,7 +58,29 @@ def owned_loops(
 
     # (loop, array) pairs with a plain write: their adjoints zero items of y_bar
     zeroing = {(owner, array(k)) for k, owner in found.items() if k not in increments}
-    return {k: owner for k, owner in found.items() if (owner, array(k)) in zeroing}
+    # and those whose loop reads items of y (``u[2:]`` in a stencil written ``u[1:-1] +=``)
+    # outside its increments: each read's adjoint, an index_adjoint, would be a whole new
+    # y_bar per trip; owned, it adds into y_bar's items in place
+    absorbed = {id(inc.read) for inc in increments.values()}
+    reading = {
+        (owner, array(k))
+        for k, owner in found.items()
+        if (owner, array(k)) not in zeroing
+        and _reads_items(statements[owner], array(k), facts, absorbed)
+    }
+    owners = zeroing | reading
+    return {k: owner for k, owner in found.items() if (owner, array(k)) in owners}
+
+
+def _reads_items(loop: ast.stmt, y: str, facts: Facts, absorbed: set[int]) -> bool:
+    """Whether ``loop`` reads an item of ``y`` (``t = y[i]``) whose adjoint is its own
+    (not the read of an increment, which has none)."""
+    for stmt, _ in walk_block(loop.body):
+        op = facts.ops.get(stmt)
+        x = op.args.get("x") if op is not None and op.key == "getitem" else None
+        if isinstance(x, ast.Name) and x.id == y and id(stmt) not in absorbed:
+            return True
+    return False
 
 
 def owned_reads(core: list[ast.stmt], facts: Facts, owned: dict[int, int]) -> set[int]:

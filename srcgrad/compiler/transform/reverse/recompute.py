@@ -32,11 +32,69 @@ _COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 def recomputed(adjoint: list[ast.stmt], norm: Normalized, facts: Facts) -> list[ast.stmt]:
     """``adjoint`` (the statements of a callee's adjoint sweep) reading, in place of each
-    value :func:`recomputable` finds, the expression that computes it."""
+    value :func:`recomputable` finds, the expression that computes it; and so for the
+    active products :func:`recomputable_products` finds."""
     values = recomputable(norm, facts)
-    if not values:
-        return adjoint
-    return copy_tree(adjoint, values)
+    if values:
+        adjoint = copy_tree(adjoint, values)
+    products = recomputable_products(adjoint, norm, facts)
+    if products:
+        adjoint = copy_tree(adjoint, products)
+    return adjoint
+
+
+def recomputable_products(
+    adjoint: list[ast.stmt], norm: Normalized, facts: Facts
+) -> dict[str, ast.expr]:
+    """Temporaries given, once and outside loops, ``a * b`` (or ``a + b``, ``a - b``) of
+    values the adjoint has anyway: parameters no line reassigns, constants, and names
+    given one value outside loops that it reads elsewhere (so the record holds them
+    whatever happens). The recursive ``x * h * h``'s ``t5 = x * h`` is then not in the
+    record: its adjoint reads ``x * h`` again (one product, as the record's array would
+    have cost one). Only where nothing is written in place (a write could change an
+    operand between the product and its adjoint)."""
+    aliases = facts.aliases
+    if aliases is None or aliases.shared_writes or aliases.problems:
+        return {}
+    if any(isinstance(s, ast.Assign) and not isinstance(s.targets[0], ast.Name) for s in facts.ops):
+        return {}  # (a write into an item, or an attribute)
+    found = _Cheap(norm, facts)
+    read: dict[str, int] = {}
+    for stmt in adjoint:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                read[n.id] = read.get(n.id, 0) + 1
+    out: dict[str, ast.expr] = {}
+
+    def kept(a: ast.expr, v: str) -> bool:
+        if isinstance(a, ast.Constant):
+            return type(a.value) in (int, float)
+        if not isinstance(a, ast.Name) or a.id == v or a.id in out:
+            return False
+        if found.given(a):
+            return True
+        defs = facts.definitions.get(a.id, [])
+        return (
+            len(defs) == 1
+            and defs[0][1] == 0
+            and a.id not in facts.sequences
+            and a.id not in facts.maybe_sequences
+            and read.get(a.id, 0) > 0
+        )
+
+    for v, defs in facts.definitions.items():
+        if v not in norm.temps or len(defs) != 1 or defs[0][1] != 0 or v not in read:
+            continue
+        stmt = defs[0][0]
+        value = stmt.value if isinstance(stmt, ast.Assign) else None
+        if (
+            isinstance(value, ast.BinOp)
+            and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult))
+            and kept(value.left, v)
+            and kept(value.right, v)
+        ):
+            out[v] = copy_tree(value)
+    return out
 
 
 def recomputable(norm: Normalized, facts: Facts) -> dict[str, ast.expr]:

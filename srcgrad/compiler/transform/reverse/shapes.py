@@ -8,7 +8,9 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from ...astwalk import copy_tree, nodes
+from ...analyze.dtypes import INTEGER
+from ...analyze.facts import is_setitem
+from ...astwalk import copy_tree, loaded, nodes
 from ..builder import assign, name
 
 
@@ -24,6 +26,13 @@ def plain_full_like(node: ast.AST) -> bool:
 
 
 _MATMULS = (ast.MatMult, np.matmul)
+
+
+def _number(node: ast.expr) -> bool:
+    """An integer written as a number (``1``, ``-1``)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 class _DefinedBefore:
@@ -140,7 +149,7 @@ class AdjointShapes:
         """An expression for the shape ``u`` had, valid where ``at``'s adjoint runs.
         ``deep``: read the shapes of temporaries' operands rather than of the
         temporaries, where it can (so the temporaries need not be computed)."""
-        if depth > 3:
+        if depth > 6:
             return None
         defs = self.facts.definitions.get(u, [])
         if len(defs) != 1 or not isinstance(defs[0][0], ast.Assign) or u in self.params:
@@ -153,6 +162,8 @@ class AdjointShapes:
         op = self.facts.ops[definition]
         if op.rule is None or op.ctx is None:
             return None
+        if op.key == "getitem":
+            return self._view_shape(op, definition, at)
         shapes = []
         for param in op.rule.params:
             atom = op.args.get(param)
@@ -179,6 +190,56 @@ class AdjointShapes:
         if op.key in _MATMULS:
             return self.builder.call("matmul_shape", *shapes)
         return None
+
+    def _view_shape(self, op, definition: ast.Assign, at: ast.Assign) -> ast.expr | None:
+        """The shape of ``t = y[1:-1]`` (a basic index: slices and integers) where
+        ``at``'s adjoint runs, taken again from ``y`` there (``np.shape(y[1:-1])``): ``y``
+        keeps its shape as long as nothing but writes into its items changes it, and the
+        index's names hold the values they had. So a view read only for its shape (the
+        stencil's ``u[2:]``) is never recorded, and writes into ``y`` need no undoing
+        for it."""
+        x, index = op.args.get("x"), op.ctx.index
+        if not isinstance(x, ast.Name) or index is None or not self._shape_kept(x.id, definition):
+            return None
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                bounds = [b for b in (p.lower, p.upper, p.step) if b is not None]
+                if not all(_number(b) or self._integer(b) for b in bounds):
+                    return None
+            elif not (_number(p) or self._integer(p)):
+                return None
+        if not all(self._unchanged(n, definition, at) for n in loaded(index)):
+            return None
+        view = ast.Subscript(value=name(x.id), slice=copy_tree(index), ctx=ast.Load())
+        return self.builder.xp_call("shape", view)
+
+    def _integer(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a name holding an integer (a loop index, a counter)."""
+        return (
+            isinstance(node, ast.Name)
+            and self.facts.shape(node).rank == 0
+            and (
+                node.id in self.facts.loop_indices or self.facts.dtype_kinds.get(node.id) == INTEGER
+            )
+        )
+
+    def _shape_kept(self, y: str, since: ast.stmt) -> bool:
+        """Whether the array ``y`` holds from ``since`` on arrays of one shape: it is
+        given one value (a parameter's, or one assignment before ``since`` outside loops)
+        and afterwards only writes into its items."""
+        facts = self.facts
+        if y in facts.sequences or y in facts.maybe_sequences or y in facts.loop_indices:
+            return False
+        defs = facts.definitions.get(y, [])
+        bound = [(s, depth) for s, depth in defs if not is_setitem(s)]
+        if y in self.params:
+            return not bound
+        return (
+            len(bound) == 1
+            and bound[0][1] == 0
+            and self.plan.position[id(bound[0][0])] < self.plan.position[id(since)]
+        )
 
     def _broadcast(self, shapes: list[ast.expr]) -> ast.expr:
         """``np.broadcast_shapes`` of ``shapes``, nested calls flattened, repeats and

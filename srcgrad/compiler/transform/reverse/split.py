@@ -41,6 +41,7 @@ def split(
     if record:
         targets = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in record], ctx=ast.Store())
         unpack = [ast.Assign(targets=[targets], value=ast.Name(id=rec, ctx=ast.Load()))]
+        unpack += [_own_copy(n) for n in record if n in _popped(adjoint)]
     call = f"{label}({', '.join(params)})"
     fwd = _function(
         names[0], params, fwd_body, f"Value of {call} and the record its adjoint needs."
@@ -52,6 +53,28 @@ def split(
         f"Adjoint of {call} for the output adjoint {seed}.",
     )
     return [fwd, bwd]
+
+
+def _popped(adjoint: list[ast.stmt]) -> set[str]:
+    """The names whose lists the adjoint changes (``tape.pop()``): a tape in the record."""
+    return {
+        n.func.value.id
+        for s in adjoint
+        for n in ast.walk(s)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in ("pop", "append")
+        and isinstance(n.func.value, ast.Name)
+    }
+
+
+def _own_copy(n: str) -> ast.stmt:
+    """``tape = tape.copy()``: the adjoint pops its own list, never the record it is
+    given (so the record may be read again, and the code differentiated again: second
+    order through a callee with a loop)."""
+    method = ast.Attribute(value=ast.Name(id=n, ctx=ast.Load()), attr="copy", ctx=ast.Load())
+    value = ast.Call(func=method, args=[], keywords=[])
+    return ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=value)
 
 
 def _top_assigned(body: list[ast.stmt]) -> set[str]:

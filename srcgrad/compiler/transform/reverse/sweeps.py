@@ -234,14 +234,15 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                 body, _ = self._adjoint(stmt.body, block, depth)  # (every trip counted)
                 out.extend(body)
             elif isinstance(stmt, ast.If):
+                # (a test in a loop the plan computes again, x[i] * w > 0.0, is not
+                # recorded every trip; outside loops it is kept in its variable)
+                test = copy_tree(stmt.test, self.plan.recompute if depth > 0 else None)
                 if emitted is not None:
-                    emitted.append((id(stmt), [stmt.test]))
+                    emitted.append((id(stmt), [test]))
                 body, _ = self._adjoint(stmt.body, block, depth)
                 orelse, _ = self._adjoint(stmt.orelse, block, depth)
                 if body or orelse:
-                    out.append(
-                        ast.If(test=copy_tree(stmt.test), body=body or [ast.Pass()], orelse=orelse)
-                    )
+                    out.append(ast.If(test=test, body=body or [ast.Pass()], orelse=orelse))
             elif isinstance(stmt, (ast.For, ast.While)):
                 if emitted is not None and isinstance(stmt, ast.For):
                     emitted.append((id(stmt), [stmt.iter]))

@@ -61,6 +61,8 @@ class TapePlan:
     #: writes into memory another name refers to at some time: undone even where their
     #: own name is not read (a value recorded may be that memory)
     shared_writes: set[int] = field(default_factory=set)
+    #: for each of those: the other names that may refer to that memory
+    shared_with: dict[int, set[str]] = field(default_factory=dict)
     #: loops that keep a trip count (``while``; ``for`` with a ``break``)
     counted: set[int] = field(default_factory=set)
     #: guards ``if not broke:`` the adjoint runs untested, their loop counting only the
@@ -126,6 +128,14 @@ class TapePlanner:
             if isinstance(stmt, ast.While) or (isinstance(stmt, ast.For) and _has_break(stmt.body)):
                 plan.counted.add(id(stmt))
         plan.shared_writes = facts.aliases.shared_writes if facts.aliases else set()
+        plan.shared_with = facts.aliases.shared_with if facts.aliases else {}
+        self._passed = {  # names passed to calls of the user's functions
+            a.id
+            for op in facts.ops.values()
+            if op.call_args is not None
+            for a in op.call_args
+            if isinstance(a, ast.Name)
+        }
         plan.stepped = stepped_counters(self.core, facts, self.params)
         steps = {id(s): s for s, _ in walk_block(self.core)}
         plan.counters = {assigned_name(steps[k]) for k in plan.stepped}
@@ -311,6 +321,11 @@ class TapePlanner:
                 steps = loads([whole]) & self.plan.counters
                 if steps and not before_steps(v, stmt, steps, readers, self.plan):
                     continue
+                written = {
+                    n for n in loads([value]) if self._items_written(n, value, stmt)
+                }  # (read where nothing writes into them between: see _items_written)
+                if written and not before_steps(v, stmt, written, readers, self.plan):
+                    continue
                 out[v] = whole
         return out
 
@@ -343,9 +358,48 @@ class TapePlanner:
                 continue
             elif n in self.plan.counters:  # (see exits.before_steps)
                 continue
+            elif self._items_written(n, value, stmt):
+                continue
             elif len(n_defs) > 1 or any(depth > 0 for _, depth in n_defs):
                 stable = False
         return stable
+
+    def _items_written(self, n: str, value: ast.expr, stmt: ast.stmt) -> bool:
+        """Whether ``value`` is a view ``n[...]`` of an array given one value before
+        ``stmt`` (outside loops) and afterwards only writes into its items (``u[1:-1] =
+        v``, the stencil's). Where every read of the view comes after ``stmt`` in its
+        block with no write into ``n`` between (the caller checks: ``before_steps``),
+        ``n[...]`` read again where the adjoint reads the view is a read of ``n``'s
+        value there, which the tape plan keeps right as it keeps every read's: a write
+        after it is undone before that adjoint runs. So the view is taken again, never
+        recorded (a view recorded would see later writes into ``n``, and code holding
+        it could not be differentiated again)."""
+        facts = self.facts
+        if not (
+            isinstance(value, ast.Subscript)
+            and isinstance(value.value, ast.Name)
+            and value.value.id == n
+            and n not in facts.sequences
+            and n not in facts.maybe_sequences
+            and n not in loads([value.slice])
+        ):
+            return False
+        parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+        rank = facts.shape(value.value).rank
+        if not any(isinstance(p, ast.Slice) for p in parts) and not (
+            rank is not None and rank > len(parts)
+        ):
+            return False  # an element (a number, a copy): recorded as cheaply
+        defs = facts.definitions.get(n, [])
+        bound = [(s, depth) for s, depth in defs if not is_setitem(s)]
+        if n in self.params:
+            return False  # (never written into: srcgrad refuses writes into arguments)
+        return (
+            len(bound) == 1
+            and len(defs) > 1
+            and bound[0][1] == 0
+            and self.plan.position[id(bound[0][0])] < self.plan.position[id(stmt)]
+        )
 
     def _borrowed(self) -> dict[str, tuple[str, ast.expr]]:
         """Containers read out of a container (``layer = layers[i]``, a view read again
@@ -424,6 +478,23 @@ class TapePlanner:
                 out.add(v)
         return out
 
+    def _undone_for_others(self, stmt: ast.stmt, needed: set[str]) -> bool:
+        """Whether a write into memory other names share (``t3 = u[2:]``, then
+        ``u[1:-1] = v``) must be undone for them: where the adjoint reads the value of one
+        of them (a value it recorded, or holds, may be that memory). A name whose shape
+        alone the adjoint reads needs nothing: a write into items keeps the shape and
+        dtype of every view of them. Grows with ``needed`` and ``read_at``."""
+        plan = self.plan
+        if id(stmt) not in plan.shared_writes:
+            return False
+        others = plan.shared_with.get(id(stmt))
+        if others is None or others & self._passed:  # (a callee's record may hold it)
+            return True
+        return any(
+            n in needed and (n not in plan.read_at or plan.read_at[n] is None or plan.read_at[n])
+            for n in others
+        )
+
     def pushes(self, needed: set[str]) -> set[int]:
         """The assignments that must save the value they overwrite: those to a name the
         adjoint reads (``needed``) that may already hold a value there. A name saved
@@ -440,7 +511,7 @@ class TapePlanner:
                     if (
                         (
                             (v in needed and self._read_later(v, stmt))
-                            or id(stmt) in plan.shared_writes
+                            or self._undone_for_others(stmt, needed)
                         )
                         and v in maybe
                         and v not in self.facts.loop_indices

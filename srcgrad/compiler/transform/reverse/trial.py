@@ -50,8 +50,11 @@ class TrialSweep:
         for where, trees in emitted:
             for tree in trees:
                 found = shapes if isinstance(tree, ast.stmt) and _is_zeroing(tree) else values
-                for n in _loads_but_shapes([_read_part(tree)], self.builder):
-                    found.setdefault(n, set()).add(where)
+                part = _read_part(tree)
+                every = _loads_but_shapes([part], self.builder)
+                read = _loads_but_shapes([part], self.builder, _shape_operands(part, self.builder))
+                for n in every:  # (``np.shape(t)`` and ``index_adjoint(g, t, i)``: t's shape)
+                    (found if n in read else shapes).setdefault(n, set()).add(where)
         for stmt, u in self.shape_reads:
             shape = self.shapes.get((id(stmt), u))
             for n in [u] if shape is None else loaded(shape):
@@ -66,9 +69,12 @@ class TrialSweep:
             plan.shape_at.setdefault(n, set()).update(shapes.get(n, ()))
 
 
-def _loads_but_shapes(trees: list[ast.AST], builder: Builder) -> set[str]:
+def _loads_but_shapes(
+    trees: list[ast.AST], builder: Builder, leave: set[int] = frozenset()
+) -> set[str]:
     """The names ``trees`` read, leaving out the shape argument of each ``unbroadcast``
-    call (a shape is recomputed where its name is not kept: see _resolve_shape_reads)."""
+    call (a shape is recomputed where its name is not kept: see _resolve_shape_reads),
+    and the nodes ``leave`` (by id)."""
     helper = builder.helpers["unbroadcast"]
     out: set[str] = set()
     for tree in trees:
@@ -79,13 +85,55 @@ def _loads_but_shapes(trees: list[ast.AST], builder: Builder) -> set[str]:
             if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == helper
             for a in n.args[1:]
             for inner in nodes(a)
-        }
+        } | leave
         out.update(
             n.id
             for n in found
             if type(n) is ast.Name and type(n.ctx) is ast.Load and id(n) not in shapes
         )
     return out
+
+
+def _shape_operands(tree: ast.AST, builder: Builder) -> set[int]:
+    """The names (by node id) of which ``tree`` reads only the shape and dtype: the
+    operand of ``np.shape(t)`` and of ``np.shape(t[1:])`` (a basic index's view, whose
+    shape is fixed by ``t``'s), and the array of ``index_adjoint(g, t, i)`` (zeros like
+    ``t`` around ``g``)."""
+    adjoints = {builder.helpers.get("index_adjoint"), builder.helpers.get("index_adjoint_add")}
+    out: set[int] = set()
+    for n in nodes(tree):
+        if type(n) is not ast.Call or not n.args:
+            continue
+        f = n.func
+        if type(f) is ast.Name and f.id in adjoints and len(n.args) == 3:
+            operand = n.args[1]
+        elif (
+            type(f) is ast.Attribute
+            and f.attr == "shape"
+            and type(f.value) is ast.Name
+            and f.value.id == builder.xp
+            and len(n.args) == 1
+        ):
+            operand = n.args[0]
+            if type(operand) is ast.Subscript and _basic(operand.slice):
+                operand = operand.value
+        else:
+            continue
+        if type(operand) is ast.Name:
+            out.add(id(operand))
+    return out
+
+
+def _basic(index: ast.expr) -> bool:
+    """Whether ``index`` is made of slices and numbers alone (a view's shape then
+    depends on the array's shape alone; the names it reads are read as values)."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(
+        isinstance(p, ast.Slice)
+        or (isinstance(p, ast.Constant) and (p.value is None or type(p.value) is int))
+        or isinstance(p, ast.Name)
+        for p in parts
+    )
 
 
 def _read_part(tree: ast.AST) -> ast.AST:

@@ -54,7 +54,9 @@ class WriteAdjoints:
             if isinstance(v, ast.Name) and v.id in self.active:
                 part = self._item_part(y, index, owner is not None)
                 if may_repeat(index, self.facts):  # only the last write to an element counts
-                    part = self.builder.call("kept_writes", name(y_bar), _index_value(index))
+                    part = self.builder.call(
+                        "kept_writes", name(y_bar), _index_value(self._index(index))
+                    )
                 shape = self.shapes.get((id(stmt), v.id))
                 if self.facts.shape(v).rank == 0 and names_one_element(name(y), index, self.facts):
                     pass  # (a number into one item: nothing to sum)
@@ -69,10 +71,10 @@ class WriteAdjoints:
                 out.append(own_copy(y_bar))
             else:
                 self.copy_before.setdefault(owner, set()).add(y_bar)
-            zero = ast.Subscript(value=name(y_bar), slice=copy_tree(index), ctx=ast.Store())
+            zero = ast.Subscript(value=name(y_bar), slice=self._index(index), ctx=ast.Store())
             out.append(ast.Assign(targets=[zero], value=ast.Constant(0.0)))
         if id(stmt) in self.plan.pushed:
-            restore = ast.Subscript(value=name(y), slice=copy_tree(index), ctx=ast.Store())
+            restore = ast.Subscript(value=name(y), slice=self._index(index), ctx=ast.Store())
             out.append(ast.Assign(targets=[restore], value=self._restored(stmt)))
         return out
 
@@ -85,7 +87,10 @@ class WriteAdjoints:
         if not (isinstance(v, ast.Name) and v.id in self.active):
             return
         index = self.facts.ops[stmt].ctx.index
-        part = self._item_part(y, index, id(stmt) in self.owned)
+        owner = self.owned.get(id(stmt))
+        if owner is not None:  # (reads of y's items in the loop add into y_bar in place)
+            self.copy_before.setdefault(owner, set()).add(self.builder.adjoint(y))
+        part = self._item_part(y, index, owner is not None)
         if increment.sign < 0:
             part = ast.UnaryOp(op=ast.USub(), operand=part)
         if not self.facts.fills(v, increment.total):
@@ -108,11 +113,17 @@ class WriteAdjoints:
         )
         return ast.AugAssign(target=item, op=ast.Add(), value=c.args[0])
 
+    def _index(self, index: ast.expr) -> ast.expr:
+        """A write's index as the adjoint reads it: the names the plan computes again
+        (``t4 = idx[i]``, ``t9 = i + 1``) replaced by what computes them, so the primal
+        need not record them every trip."""
+        return copy_tree(index, self.plan.recompute)
+
     def _item_part(self, y: str, index: ast.expr, owned: bool) -> ast.expr:
         """``y_bar[index]``; copied where a reversed loop owns ``y_bar`` (:mod:`.owned`)
         and the item may be a view, which zeroing items in place would change."""
         part: ast.expr = ast.Subscript(
-            value=name(self.builder.adjoint(y)), slice=copy_tree(index), ctx=ast.Load()
+            value=name(self.builder.adjoint(y)), slice=self._index(index), ctx=ast.Load()
         )
         if owned and not names_one_element(name(y), index, self.facts, loop_indices=True):
             part = self.builder.xp_call("copy", part)
