@@ -27,6 +27,7 @@ def grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Derivative[P]: ...
 @overload
 def grad(
@@ -36,6 +37,7 @@ def grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[P, Any]], Derivative[P]]: ...
 def grad(
     func: Callable[..., Any] | None = None,
@@ -44,6 +46,7 @@ def grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """The gradient of ``func``'s scalar output with respect to argument(s) ``wrt``.
 
@@ -63,7 +66,8 @@ def grad(
     ``func`` returns ``(value, aux)``, only ``value`` is differentiated, and
     the callable returns ``(gradient, aux)`` (JAX's meaning).
     """
-    return _make("grad", func, resolve_wrt(wrt, argnums, "grad"), mode=mode, has_aux=has_aux)
+    wrt = resolve_wrt(wrt, argnums, "grad")
+    return _make("grad", func, wrt, mode=mode, has_aux=has_aux, compile=compile)
 
 
 @overload
@@ -74,6 +78,7 @@ def value_and_grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Derivative[P]: ...
 @overload
 def value_and_grad(
@@ -83,6 +88,7 @@ def value_and_grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[P, Any]], Derivative[P]]: ...
 def value_and_grad(
     func: Callable[..., Any] | None = None,
@@ -91,12 +97,13 @@ def value_and_grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """Like :func:`grad` (``mode`` too: ``"reverse"``, ``"forward"`` or ``"auto"``), but
     the callable returns ``(func(...), gradient)``; with ``has_aux=True``, ``((value,
     aux), gradient)``."""
     wrt = resolve_wrt(wrt, argnums, "value_and_grad")
-    return _make("value_and_grad", func, wrt, mode=mode, has_aux=has_aux)
+    return _make("value_and_grad", func, wrt, mode=mode, has_aux=has_aux, compile=compile)
 
 
 @overload
@@ -112,13 +119,18 @@ def jvp(
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[..., Any]], Derivative[...]]: ...
 def jvp(
-    func: Callable[..., Any] | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """Forward mode: a callable taking ``func``'s arguments, then one tangent per
     ``wrt`` argument, and returning ``(func(...), directional derivative)``."""
-    return _make("jvp", func, resolve_wrt(wrt, argnums, "jvp"))
+    return _make("jvp", func, resolve_wrt(wrt, argnums, "jvp"), compile=compile)
 
 
 @overload
@@ -128,6 +140,7 @@ def vjp(
     *,
     argnums: Wrt | None = None,
     return_fn: Literal[False] = False,
+    compile: str | None = None,
 ) -> Derivative[...]: ...
 @overload
 def vjp(
@@ -136,6 +149,7 @@ def vjp(
     *,
     argnums: Wrt | None = None,
     return_fn: Literal[True],
+    compile: str | None = None,
 ) -> VjpWithFunction[P]: ...
 @overload
 def vjp(
@@ -144,6 +158,7 @@ def vjp(
     *,
     argnums: Wrt | None = None,
     return_fn: Literal[False] = False,
+    compile: str | None = None,
 ) -> Callable[[Callable[..., Any]], Derivative[...]]: ...
 @overload
 def vjp(
@@ -152,6 +167,7 @@ def vjp(
     *,
     argnums: Wrt | None = None,
     return_fn: Literal[True],
+    compile: str | None = None,
 ) -> Callable[[Callable[P, Any]], VjpWithFunction[P]]: ...
 def vjp(
     func: Callable[..., Any] | None = None,
@@ -159,6 +175,7 @@ def vjp(
     *,
     argnums: Wrt | None = None,
     return_fn: bool = False,
+    compile: str | None = None,
 ) -> Any:
     """Reverse mode: a callable taking ``func``'s arguments, then the cotangent
     ``dout`` (shaped like the output), and returning the vector-Jacobian
@@ -179,9 +196,9 @@ def vjp(
     wrt = resolve_wrt(wrt, argnums, "vjp")
     if return_fn:
         if func is None:
-            return lambda f: VjpWithFunction(f, wrt)
-        return VjpWithFunction(_checked(func, "vjp"), wrt)
-    return _make("vjp", func, wrt)
+            return lambda f: VjpWithFunction(f, wrt, compile)
+        return VjpWithFunction(_checked(func, "vjp"), wrt, compile)
+    return _make("vjp", func, wrt, compile=compile)
 
 
 class VjpWithFunction(Generic[P]):
@@ -191,8 +208,8 @@ class VjpWithFunction(Generic[P]):
     #: (what analysis looks for to say that a differentiated function calls one)
     __srcgrad_derivative__ = True
 
-    def __init__(self, func: Callable[..., Any], wrt: Wrt) -> None:
-        self._vjp = Derivative(func, "vjp", wrt)
+    def __init__(self, func: Callable[..., Any], wrt: Wrt, compile: str | None = None) -> None:
+        self._vjp = Derivative(func, "vjp", wrt, compile=compile)
         functools.update_wrapper(self, func, updated=())
         self.__wrapped__ = func
 

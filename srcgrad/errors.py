@@ -42,6 +42,11 @@ class NoDerivativeError(SrcgradError):
     """A call to a function with no derivative rule and no Python source."""
 
 
+class CompileError(SrcgradError):
+    """A derivative the compiler asked for (``compile="numba"``) cannot compile, at the
+    user's line it comes from, with what to write instead."""
+
+
 class SourceLocator:
     """Turns AST nodes of one user function into file, line and source text."""
 

@@ -259,7 +259,10 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                     slice=ast.Slice(lower=None, upper=name(counter), step=None),
                     ctx=ast.Load(),
                 )
-            iterate = ast.Call(func=name("reversed"), args=[trips], keywords=[])
+            if self.builder.profile == "numba":  # (numba has no reversed(range))
+                iterate = self._backwards_range(loop.iter, counter)
+            else:
+                iterate = ast.Call(func=name("reversed"), args=[trips], keywords=[])
             target = copy_tree(loop.target)
         else:
             iterate = ast.Call(func=name("range"), args=[name(counter)], keywords=[])
@@ -272,6 +275,43 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         if counter and depth > 0:
             out.append(self._pop(counter))
         return out
+
+    def _backwards_range(self, trips: ast.expr, counter: str | None) -> ast.expr:
+        """The numba profile's ``reversed(trips)`` (``trips[:counter]`` with a counter): a
+        range running backwards, written with the index arithmetic, ``range(len(t) - 1,
+        -1, -1)`` for ``t = range(n)``; ``range(t.start + (len(t) - 1) * t.step, t.start -
+        t.step, -t.step)`` for another range."""
+        count = name(counter) if counter else _call("len", copy_tree(trips))
+        last = ast.BinOp(left=count, op=ast.Sub(), right=ast.Constant(1))
+        if self._plain_range(trips):  # (from 0 by 1)
+            return _call("range", last, ast.Constant(-1), ast.Constant(-1))
+
+        def attr(field: str) -> ast.expr:
+            return ast.Attribute(value=copy_tree(trips), attr=field, ctx=ast.Load())
+
+        first = ast.BinOp(
+            left=attr("start"), op=ast.Add(), right=ast.BinOp(last, ast.Mult(), attr("step"))
+        )
+        stop = ast.BinOp(left=attr("start"), op=ast.Sub(), right=attr("step"))
+        back = ast.UnaryOp(op=ast.USub(), operand=attr("step"))
+        return _call("range", first, stop, back)
+
+    def _plain_range(self, trips: ast.expr) -> bool:
+        """Whether the loop's ``trips`` is a name bound once, to ``range(stop)``."""
+        if not isinstance(trips, ast.Name):
+            return False
+        defs = self.facts.definitions.get(trips.id, [])
+        if len(defs) != 1 or not isinstance(defs[0][0], ast.Assign):
+            return False
+        value = defs[0][0].value
+        return (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "range"
+            and self.norm.parsed.env.get("range", range) is range
+            and len(value.args) == 1
+            and not value.keywords
+        )
 
     def _assign_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
         op = self.facts.ops[stmt]
@@ -476,3 +516,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         if kind == "value_and_grad":
             result = ast.Tuple(elts=[value, result], ctx=ast.Load())
         return result
+
+
+def _call(func: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=name(func), args=list(args), keywords=[])
