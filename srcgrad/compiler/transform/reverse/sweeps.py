@@ -11,6 +11,7 @@ import dataclasses
 from ....rules import instantiate
 from ....rules.fft import COMPLEX_ADJOINT
 from ...analyze.checks import check_mode, check_real_output
+from ...analyze.dtypes import INTEGER
 from ...analyze.facts import Facts, assigned_name, is_setitem
 from ...analyze.in_place import in_place_checks
 from ...astwalk import copy_tree
@@ -313,6 +314,25 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             and not value.keywords
         )
 
+    def _boolean(self, v: str) -> bool:
+        """Whether every definition of ``v`` gives a Python bool (``not a``, ``a < b`` of
+        numbers, ``True``)."""
+        defs = self.facts.definitions.get(v, [])
+
+        def gives_bool(stmt: ast.stmt) -> bool:
+            if not isinstance(stmt, ast.Assign):
+                return False
+            value = stmt.value
+            if isinstance(value, ast.Constant):
+                return isinstance(value.value, bool)
+            if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+                return True
+            return isinstance(value, ast.Compare) and all(
+                self.facts.shape(a).rank == 0 for a in (value.left, *value.comparators)
+            )
+
+        return bool(defs) and all(gives_bool(stmt) for stmt, _ in defs)
+
     def _assign_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
         op = self.facts.ops[stmt]
         if op.key == "setitem":
@@ -452,7 +472,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         """Names the sweeps need bound before the primal runs (saved where they may be
         unbound, trip counters pushed in loops, adjoints of names some paths never
         assign): bound in ``body``. Returns those last names."""
-        body.extend(assign(v, ast.Constant(None)) for v in self.plan.preset)
+        body.extend(assign(v, self._preset(v)) for v in self.plan.preset)
         body.extend(assign(c, ast.Constant(0)) for c in sorted(self.counter_presets))
         top = self.norm.tree.body
         unbound = [
@@ -460,8 +480,29 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             for v in sorted(self.active - set(self.params) - self.plan.definite)
             if self.plan.home.get(v) == id(top) and v not in self.plan.preset
         ]
-        body.extend(assign(v, ast.Constant(None)) for v in unbound)
+        body.extend(assign(v, self._preset(v)) for v in unbound)
         return unbound
+
+    def _preset(self, v: str) -> ast.expr:
+        """What ``v`` is bound to before the primal runs: None; in the numba profile, a
+        value of the type ``v`` will hold (numba types each name once, and a None beside
+        a float is an optional that arithmetic and tapes refuse): ``0.0`` for a float,
+        ``0`` for an integer, an empty float array of ``v``'s rank; None where the
+        analysis cannot tell (numba then refuses the code, at the user's line)."""
+        if self.builder.profile != "numba":
+            return ast.Constant(None)
+        rank = self.facts.shape(name(v)).rank
+        kind = self.facts.dtype_kinds.get(v)
+        if rank == 0 and v in self.facts.proven_floats:
+            return ast.Constant(0.0)
+        if rank == 0 and kind == INTEGER:
+            return ast.Constant(0)
+        if self._boolean(v):  # (a branch's direction)
+            return ast.Constant(False)
+        if rank and v in self.facts.proven_floats:
+            zeros = ast.Tuple(elts=[ast.Constant(0)] * rank, ctx=ast.Load())
+            return self.builder.xp_call("empty", zeros)
+        return ast.Constant(None)
 
     def _value_checks(
         self, kind: str, out: ast.expr, seed_name: str, body: list[ast.stmt]
