@@ -52,6 +52,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         self.params = [a.arg for a in norm.tree.args.args]
         self.core = norm.tree.body[:-1]
         self.tape = ""
+        #: the numba profile's tapes, one per name pushed or statement saved (``_tape``)
+        self.tapes: dict[str | int, str] = {}
         self.counters: dict[int, str] = {}  # id(loop) -> its trip counter
         self.records: dict[int, str] = {}  # id(call statement) -> its callee's record
         self.counter_presets: set[str] = set()
@@ -90,13 +92,13 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
 
     # -- the two sweeps --------------------------------------------------------------------
     def _push(self, v: str) -> ast.stmt:
-        return self._push_value(name(v))
+        return self._push_value(name(v), v)
 
     def _save(self, stmt: ast.stmt, value: ast.expr, depth: int) -> ast.stmt:
         """Keep ``value`` for the adjoint: on the tape inside loops, where the
         statement runs many times; in a variable of its own outside them."""
         if depth > 0:
-            return self._push_value(value)
+            return self._push_value(value, id(stmt))
         return assign(self._save_name(stmt), value)
 
     def _save_name(self, stmt: ast.stmt) -> str:
@@ -110,19 +112,41 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         if id(stmt) in self.plan.stepped:
             return copy_tree(self.plan.stepped[id(stmt)])
         if self.plan.depth[id(stmt)] > 0:
-            pop = ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load())
+            pop = ast.Attribute(value=name(self._tape(id(stmt))), attr="pop", ctx=ast.Load())
             return ast.Call(func=pop, args=[], keywords=[])
         return name(self._save_name(stmt))
 
-    def _push_value(self, value: ast.expr) -> ast.stmt:
-        if not self.tape:
-            self.tape = self.builder.namer.fresh("tape")
-        push = ast.Attribute(value=name(self.tape), attr="append", ctx=ast.Load())
+    def _push_value(self, value: ast.expr, key: str | int) -> ast.stmt:
+        push = ast.Attribute(value=name(self._tape(key)), attr="append", ctx=ast.Load())
         return ast.Expr(value=ast.Call(func=push, args=[value], keywords=[]))
 
     def _pop(self, v: str) -> ast.stmt:
-        pop = ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load())
+        pop = ast.Attribute(value=name(self._tape(v)), attr="pop", ctx=ast.Load())
         return assign(v, ast.Call(func=pop, args=[], keywords=[]))
+
+    def _tape(self, key: str | int) -> str:
+        """The tape the values of ``key`` go on (a name pushed, or the id of a statement
+        whose value is saved): one tape for all; in the numba profile, one for each key,
+        whose values have one type (numba types a list by its first append)."""
+        if self.builder.profile != "numba":
+            if not self.tape:
+                self.tape = self.builder.namer.fresh("tape")
+            return self.tape
+        if key not in self.tapes:
+            label = key if isinstance(key, str) else self._saved_name(key)
+            self.tapes[key] = self.builder.namer.fresh(f"{label}_tape")
+        return self.tapes[key]
+
+    def _saved_name(self, key: int) -> str:
+        """The name the statement of id ``key`` assigns or writes into, for its tape."""
+        for stmt in self.facts.ops:
+            if id(stmt) == key:
+                target = stmt.targets[0] if isinstance(stmt, ast.Assign) else None
+                while isinstance(target, ast.Subscript):
+                    target = target.value
+                if isinstance(target, ast.Name):
+                    return target.id
+        return "saved"
 
     def _counter(self, loop: ast.stmt) -> str | None:
         if id(loop) in self.plan.counted:
@@ -462,6 +486,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         if kind == "split":  # (what the record need not hold)
             adjoint = recomputed(adjoint, norm, facts)
         body.extend(adjoint)
+        for tape in sorted(self.tapes.values(), reverse=True):  # (the numba profile's)
+            body.insert(0, assign(tape, ast.List(elts=[], ctx=ast.Load())))
         if self.tape:
             body.insert(0, assign(self.tape, ast.List(elts=[], ctx=ast.Load())))
         body.append(ast.Return(value=self._result(kind, out, out_active, body, adjoint)))
