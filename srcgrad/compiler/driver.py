@@ -45,6 +45,7 @@ from .transform.builder import HELPERS, Builder
 from .transform.callees import Callees
 from .transform.forward import Lane, forward, lanes_of
 from .transform.naming import Namer
+from .transform.numba_ranges import numba_ranges
 from .transform.own_pair import entry_point
 from .transform.reverse import reverse
 from .transform.reverse.split import split
@@ -327,7 +328,10 @@ def _optimize(
     }
     user_names = {n for n in facts.definitions if n not in norm.temps}
     floats = frozenset(facts.floats)
-    return optimize(func, temporaries, user_names, builder.helpers, builder.xp, floats)
+    func = optimize(func, temporaries, user_names, builder.helpers, builder.xp, floats)
+    if builder.profile == "numba":  # (numba has no item or slice of a range)
+        func = numba_ranges(func, builder)
+    return func
 
 
 def derive(

@@ -17,6 +17,7 @@ from ...analyze.in_place import in_place_checks
 from ...astwalk import copy_tree
 from ...normalize.lower import Normalized
 from ..builder import Builder, add, assign, comment, marker, name
+from ..numba_ranges import backwards
 from .calls import CallAdjoints
 from .hoisting import hoistable
 from .increments import find_increments
@@ -307,22 +308,16 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         -1, -1)`` for ``t = range(n)``; ``range(t.start + (len(t) - 1) * t.step, t.start -
         t.step, -t.step)`` for another range."""
         count = name(counter) if counter else _call("len", copy_tree(trips))
-        last = ast.BinOp(left=count, op=ast.Sub(), right=ast.Constant(1))
         if self._plain_range(trips):  # (from 0 by 1)
+            last = ast.BinOp(left=count, op=ast.Sub(), right=ast.Constant(1))
             return _call("range", last, ast.Constant(-1), ast.Constant(-1))
+        if isinstance(trips, ast.Name):
+            return backwards(trips.id, count)
+        return _call("reversed", copy_tree(trips))  # (numba refuses it, at the user's line)
 
-        def attr(field: str) -> ast.expr:
-            return ast.Attribute(value=copy_tree(trips), attr=field, ctx=ast.Load())
-
-        first = ast.BinOp(
-            left=attr("start"), op=ast.Add(), right=ast.BinOp(last, ast.Mult(), attr("step"))
-        )
-        stop = ast.BinOp(left=attr("start"), op=ast.Sub(), right=attr("step"))
-        back = ast.UnaryOp(op=ast.USub(), operand=attr("step"))
-        return _call("range", first, stop, back)
-
-    def _plain_range(self, trips: ast.expr) -> bool:
-        """Whether the loop's ``trips`` is a name bound once, to ``range(stop)``."""
+    def _plain_range(self, trips: ast.expr, any_range: bool = False) -> bool:
+        """Whether the loop's ``trips`` is a name bound once, to ``range(stop)`` (to any
+        ``range(...)`` with ``any_range``)."""
         if not isinstance(trips, ast.Name):
             return False
         defs = self.facts.definitions.get(trips.id, [])
@@ -334,9 +329,28 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             and isinstance(value.func, ast.Name)
             and value.func.id == "range"
             and self.norm.parsed.env.get("range", range) is range
-            and len(value.args) == 1
+            and (len(value.args) == 1 or any_range)
             and not value.keywords
         )
+
+    def _range_item(self, v: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether every definition of ``v`` is an item of a range (``t4 = t1[i_1]``, as
+        normalize writes ``for i, x in enumerate(xs)``) or a copy of one (``i = t4``)."""
+        defs = self.facts.definitions.get(v, [])
+
+        def item(stmt: ast.stmt) -> bool:
+            if not isinstance(stmt, ast.Assign):
+                return False
+            value = stmt.value
+            if isinstance(value, ast.Name):
+                return value.id not in seen and self._range_item(value.id, seen | {v})
+            return (
+                isinstance(value, ast.Subscript)
+                and not isinstance(value.slice, ast.Slice)
+                and self._plain_range(value.value, any_range=True)
+            )
+
+        return bool(defs) and all(item(stmt) for stmt, _ in defs)
 
     def _boolean(self, v: str) -> bool:
         """Whether every definition of ``v`` gives a Python bool (``not a``, ``a < b`` of
@@ -521,7 +535,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         kind = self.facts.dtype_kinds.get(v)
         if rank == 0 and v in self.facts.proven_floats:
             return ast.Constant(0.0)
-        if rank == 0 and kind == INTEGER:
+        if (rank == 0 and kind == INTEGER) or self._range_item(v):
             return ast.Constant(0)
         if self._boolean(v):  # (a branch's direction)
             return ast.Constant(False)
