@@ -98,6 +98,8 @@ class AdjointShapes:
                 shape = name(named)
             node.args[0] = name(active[0])
             node.keywords = [ast.keyword(arg="shape", value=shape)]
+            if builder.profile == "numba" and _shape_of_name(shape) == active[0]:
+                node.keywords = []  # (numba's full_like takes no shape; it is the same)
             for other in sizes:
                 other.func = ast.Attribute(value=name(builder.math), attr="prod", ctx=ast.Load())
                 other.args = [copy_tree(shape)]
@@ -223,3 +225,16 @@ class AdjointShapes:
         if self.plan.depth[id(stmt)] > 0:
             return self._in_loop_witnesses
         return _DefinedBefore(self._witness_facts, self.plan.position[id(stmt)])
+
+
+def _shape_of_name(shape: ast.expr) -> str | None:
+    """``x`` for ``np.shape(x)``, else None."""
+    if (
+        isinstance(shape, ast.Call)
+        and isinstance(shape.func, ast.Attribute)
+        and shape.func.attr == "shape"
+        and len(shape.args) == 1
+        and isinstance(shape.args[0], ast.Name)
+    ):
+        return shape.args[0].id
+    return None
