@@ -33,6 +33,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import numba_helpers
 from .errors import CompileError
 
 #: the values of ``compile=``: None (plain Python), numba or a clear error, numba or
@@ -102,11 +103,12 @@ def refuse(
     tree = ast.parse(text)
     defined = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
     helper_names = {generated: h for h, generated in helpers.items() if generated in defined}
+    refused = {g: h for g, h in helper_names.items() if h not in numba_helpers.FORMS}
     for func in tree.body:
         if not isinstance(func, ast.FunctionDef) or func.name in helper_names:
             continue
         for node in ast.walk(func):
-            found = _refused(node, helper_names)
+            found = _refused(node, refused)
             if found is not None:
                 kind, what = found
                 filename, lineno, line = where(node.lineno)

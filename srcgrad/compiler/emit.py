@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import numba_helpers
 from ..backends import Backend
 from .astwalk import nodes, unparse
 from .transform.builder import (
@@ -176,7 +177,7 @@ _HELPER_TEXTS: dict[tuple[str, str, tuple[str, ...]], str] = {}
 
 
 def _helper_text(h: str, builder: Builder) -> str:
-    key = (h, builder.xp, tuple(builder.helpers[n] for n in HELPERS))
+    key = (h, builder.xp, tuple(builder.helpers[n] for n in HELPERS), builder.profile)
     text = _HELPER_TEXTS.get(key)
     if text is None:
         text = _HELPER_TEXTS[key] = unparse(_helper_def(h, builder))
@@ -187,13 +188,18 @@ def _helper_text(h: str, builder: Builder) -> str:
 #: cannot mix one helper's name with another's text)
 _HELPER_SOURCES = {h: inspect.getsource(f) for h, f in HELPER_FUNCTIONS.items()}
 
+#: the same for the numba profile's forms of some (``srcgrad.numba_helpers``)
+_NUMBA_SOURCES = {h: inspect.getsource(f) for h, f in numba_helpers.FORMS.items()}
 
-def _helper_tree(h: str) -> ast.FunctionDef:
+
+def _helper_tree(h: str, profile: str | None = None) -> ast.FunctionDef:
+    if profile == "numba" and h in _NUMBA_SOURCES:
+        return ast.parse(_NUMBA_SOURCES[h]).body[0]
     return ast.parse(_HELPER_SOURCES[h]).body[0]
 
 
 def _helper_def(h: str, builder: Builder) -> ast.FunctionDef:
-    tree = _helper_tree(h)
+    tree = _helper_tree(h, builder.profile)
     rename = {"np": builder.xp, **builder.helpers}
     for node in nodes(tree):
         if isinstance(node, ast.Name) and node.id in rename:

@@ -1,0 +1,239 @@
+"""``compile="numba"``: the generated derivative in the numba profile, compiled by
+``numba.njit`` (srcgrad/compiled.py).
+
+Every gradient made under numba equals plain srcgrad's (rtol 1e-12) on the benchmark's
+Euler loop and 40 tiny operations and on each function of the control-flow corpus the
+profile accepts; each one it refuses raises :class:`srcgrad.CompileError` at the user's
+file and line (never numba's own ``TypingError``, never a number), and
+``compile="numba-or-python"`` warns and gives plain srcgrad's numbers there.
+
+Each numba compile takes 0.3 to 1 s: every corpus function is compiled once, at its
+first point.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import corpus_control_flow as cf
+import numpy as np
+import pytest
+
+import srcgrad
+from srcgrad import compiled
+from srcgrad.compiler import driver
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import workloads  # noqa: E402
+
+RTOL = 1e-12
+
+#: the corpus functions the numba profile refuses, with what its message names: a
+#: runtime helper it has no numba form of yet, or what numba itself did not compile
+REFUSED = {
+    "if_many_outputs": "index_adjoint",
+    "or_value_scalar": "unbroadcast",
+    "for_range_accumulate": "unbroadcast",
+    "for_rows": "full_like",
+    "for_zip": "full_like",
+    "for_enumerate_zip": "zeros_seq",
+    "nested_inner_break": "index_adjoint",
+    "early_return_for_else": "zero_adjoint",
+    "rnn_enumerate": "unbroadcast_to",
+    "enumerate_reversed": "getitem(range",
+    "zip_three": "full_like",
+    "rnn_float32": "float32",
+    "continue_nested": "index_adjoint",
+    "shrinking_slices": "index_adjoint",
+    "scalar_becomes_array": "unbroadcast",
+    "while_shrinking": "unbroadcast",
+    "power_iteration": "index_adjoint",
+    "where_in_loop": "unbroadcast",
+    "for_else_in_for": "index_adjoint",
+    "break_and_continue_in_for_else": "unbroadcast",
+    "parameter_reassigned_in_nested_while": "unbroadcast_to",
+    "copy_in_a_branch": "unbroadcast",
+    "reassigned_in_loop_body": "unbroadcast",
+    "integer_argument_same_shape": "unbroadcast_to",
+    "parameter_reassigned_in_loop_from_invariants": "Cannot unify",
+    "list_of_sines_summed": "spread",
+    "list_stacked": "unstack",
+    "nested_lists_to_array": "unstack_like",
+    "filtered_list": "spread",
+}
+
+
+@pytest.fixture(autouse=True)
+def _numba(request):
+    if request.node.name != "test_without_numba_installed":  # (runs without numba too)
+        pytest.importorskip("numba")
+
+
+def _close(got, want, wrt) -> None:
+    got, want = (got, want) if isinstance(wrt, tuple) else ((got,), (want,))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=RTOL, atol=1e-14)
+
+
+def _compiled_text(derivative) -> str:
+    """The text of the module numba compiled the derivative's entry point from."""
+    jitted = derivative._last.function
+    assert isinstance(jitted, compiled.Jitted)
+    code = jitted.jitted.py_func.__code__
+    import linecache
+
+    return "".join(linecache.getlines(code.co_filename))
+
+
+# -- the benchmark's loop and tiny workloads ---------------------------------------------
+
+
+def test_euler_loop():
+    args = workloads.euler_args()
+    g = srcgrad.grad(workloads.euler, compile="numba")
+    got = g(*args)
+    _close(got, srcgrad.grad(workloads.euler)(*args), 0)
+    _close(got, workloads.euler_grad(*args), 0)
+    assert "reversed" not in g.source
+    assert "for _ in range(len(t1) - 1, -1, -1):" in g.source  # (the index arithmetic)
+    assert g.source == _compiled_text(g)  # .source is what numba compiled
+    assert len(g._last.function.jitted.signatures) == 1  # compiled, not run as Python
+    _close(g(2.5, 1.0, 0.0, 0.01, 500), srcgrad.grad(workloads.euler)(2.5, 1.0, 0.0, 0.01, 500), 0)
+
+
+def test_tiny_operations():
+    (x,) = workloads.tiny_args()
+    g = srcgrad.grad(workloads.tiny, compile="numba")
+    got = g(x)
+    assert isinstance(got, np.ndarray) and got.shape == x.shape and got.dtype == x.dtype
+    _close(got, srcgrad.grad(workloads.tiny)(x), 0)
+    assert g.source == _compiled_text(g)
+
+
+def test_value_and_grad_vjp_jvp():
+    (x,) = workloads.tiny_args()
+    value, grad = srcgrad.value_and_grad(workloads.tiny, compile="numba")(x)
+    want_value, want_grad = srcgrad.value_and_grad(workloads.tiny)(x)
+    _close(value, want_value, 0)
+    _close(grad, want_grad, 0)
+
+    def elementwise(x):
+        return np.sin(x) * x
+
+    dout = np.linspace(-1.0, 1.0, x.size)
+    _close(
+        srcgrad.vjp(elementwise, compile="numba")(x, dout), srcgrad.vjp(elementwise)(x, dout), 0
+    )
+    args = workloads.euler_args()
+    jvp = srcgrad.jvp(workloads.euler, compile="numba")
+    value, tangent = jvp(*args, 1.0)
+    want_value, want_tangent = srcgrad.jvp(workloads.euler)(*args, 1.0)
+    _close((value, tangent), (want_value, want_tangent), (0, 1))
+    assert isinstance(jvp._last.function, compiled.Jitted)
+
+
+def test_code_is_cached_per_kind_of_arguments():
+    def f(x, n):
+        s = 0.0
+        for i in range(n):
+            s = s + np.sin(x * i)
+        return s
+
+    g = srcgrad.grad(f, compile="numba")
+    want = [srcgrad.grad(f)(x, 5) for x in (0.3, 0.7, 1.1)]
+    before = driver.RUNS.get("emit", 0)
+    for x, w in zip((0.3, 0.7, 1.1), want):
+        _close(g(x, 5), w, 0)
+    assert driver.RUNS.get("emit", 0) == before + 1  # generated once
+    assert len(g._last.function.jitted.signatures) == 1  # compiled once
+
+
+def test_plain_code_unchanged_by_the_option():
+    args = workloads.euler_args()
+    plain = srcgrad.grad(workloads.euler)
+    plain(*args)
+    assert "reversed(t1)" in plain.source  # the plain profile keeps reversed
+    assert repr(srcgrad.grad(workloads.euler, compile="numba")).endswith("compile='numba'>")
+
+
+# -- the control-flow corpus --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", cf.CASES, ids=[c.func.__name__ for c in cf.CASES])
+def test_corpus(case):
+    point = case.points[0]
+    want = srcgrad.grad(case.func, case.wrt)(*point)
+    g = srcgrad.grad(case.func, case.wrt, compile="numba")
+    name = case.func.__name__
+    if name in REFUSED:
+        with pytest.raises(srcgrad.CompileError) as info:
+            g(*point)
+        message = str(info.value)
+        assert REFUSED[name] in message
+        assert info.value.filename == cf.__file__ and info.value.lineno is not None
+        return
+    _close(g(*point), want, case.wrt)
+
+
+def test_refusal_names_the_line_and_the_helper():
+    def f(x, b):
+        return np.sum(x * b)
+
+    # (b is broadcast against x: its adjoint needs unbroadcast)
+    with pytest.raises(srcgrad.CompileError) as info:
+        srcgrad.grad(f, wrt=1, compile="numba")(np.ones((3, 2)), np.ones(2))
+    error = info.value
+    assert error.lineno == f.__code__.co_firstlineno + 1
+    assert "unbroadcast" in str(error) and "numba-or-python" in str(error)
+
+
+# -- numba-or-python ----------------------------------------------------------------------
+
+
+def test_numba_or_python_falls_back_with_a_warning():
+    case = next(c for c in cf.CASES if c.func.__name__ == "scalar_becomes_array")
+    point = case.points[0]
+    g = srcgrad.grad(case.func, case.wrt, compile="numba-or-python")
+    with pytest.warns(srcgrad.CompileWarning, match="unbroadcast"):
+        got = g(*point)
+    _close(got, srcgrad.grad(case.func, case.wrt)(*point), case.wrt)
+    assert not isinstance(g._last.function, compiled.Jitted)  # plain Python's code
+
+
+def test_numba_or_python_falls_back_where_numba_refuses():
+    case = next(c for c in cf.CASES if c.func.__name__ == "rnn_float32")
+    point = case.points[0]
+    g = srcgrad.grad(case.func, case.wrt, compile="numba-or-python")
+    with pytest.warns(srcgrad.CompileWarning, match="float32"):
+        got = g(*point)
+    _close(got, srcgrad.grad(case.func, case.wrt)(*point), case.wrt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (warned once: then plain Python, quietly)
+        _close(g(*point), got, case.wrt)
+
+
+def test_numba_or_python_compiles_what_numba_accepts():
+    args = workloads.euler_args()
+    g = srcgrad.grad(workloads.euler, compile="numba-or-python")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _close(g(*args), srcgrad.grad(workloads.euler)(*args), 0)
+    assert len(g._last.function.jitted.signatures) == 1
+
+
+# -- the option itself --------------------------------------------------------------------
+
+
+def test_bad_option():
+    with pytest.raises(ValueError, match="compile must be None, 'numba'"):
+        srcgrad.grad(workloads.euler, compile="jit")
+
+
+def test_without_numba_installed(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numba", None)  # (import numba raises ImportError)
+    with pytest.raises(ImportError, match=r'pip install "srcgrad\[numba\]"'):
+        srcgrad.grad(workloads.euler, compile="numba")
+    srcgrad.grad(workloads.euler)  # (the plain transformation needs no numba)
