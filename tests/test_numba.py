@@ -115,18 +115,20 @@ def test_tiny_operations():
 
 def test_value_and_grad_vjp_jvp():
     (x,) = workloads.tiny_args()
-    value, grad = srcgrad.value_and_grad(workloads.tiny, compile="numba")(x)
-    want_value, want_grad = srcgrad.value_and_grad(workloads.tiny)(x)
-    _close(value, want_value, 0)
-    _close(grad, want_grad, 0)
 
     def elementwise(x):
         return np.sin(x) * x
 
+    def total(x):
+        return np.sum(np.sin(x) * x)
+
+    value, grad = srcgrad.value_and_grad(total, compile="numba")(x)
+    want_value, want_grad = srcgrad.value_and_grad(total)(x)
+    _close(value, want_value, 0)
+    _close(grad, want_grad, 0)
+
     dout = np.linspace(-1.0, 1.0, x.size)
-    _close(
-        srcgrad.vjp(elementwise, compile="numba")(x, dout), srcgrad.vjp(elementwise)(x, dout), 0
-    )
+    _close(srcgrad.vjp(elementwise, compile="numba")(x, dout), srcgrad.vjp(elementwise)(x, dout), 0)
     args = workloads.euler_args()
     jvp = srcgrad.jvp(workloads.euler, compile="numba")
     value, tangent = jvp(*args, 1.0)
