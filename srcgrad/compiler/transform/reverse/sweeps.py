@@ -53,6 +53,12 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         self.params = [a.arg for a in norm.tree.args.args]
         self.core = norm.tree.body[:-1]
         self.tape = ""
+        #: the loops around each statement of the function, outermost first (by id)
+        self.loops_around: dict[int, list[ast.stmt]] = {}
+        _note_loops(self.core, [], self.loops_around)
+        #: the numba profile's tapes indexed by a loop's index, to allocate before it
+        self.allocations: dict[int, list[ast.stmt]] = {}
+        self.indexed_tapes: set[str] = set()
         #: the numba profile's tapes, one per name pushed or statement saved (``_tape``)
         self.tapes: dict[str | int, str] = {}
         self.counters: dict[int, str] = {}  # id(loop) -> its trip counter
@@ -98,9 +104,43 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
     def _save(self, stmt: ast.stmt, value: ast.expr, depth: int) -> ast.stmt:
         """Keep ``value`` for the adjoint: on the tape inside loops, where the
         statement runs many times; in a variable of its own outside them."""
+        loop = self._indexed(stmt)
+        if depth > 0 and loop is not None:  # (numba profile: tape[i] = x)
+            tape = self._tape(id(stmt))
+            self.indexed_tapes.add(tape)
+            size = _call("len", copy_tree(loop.iter))
+            allocated = self.allocations.setdefault(id(loop), [])
+            if all(a.targets[0].id != tape for a in allocated):  # type: ignore[attr-defined]
+                allocated.append(assign(tape, self.builder.xp_call("empty", size)))
+            where = ast.Subscript(value=name(tape), slice=copy_tree(loop.target), ctx=ast.Store())
+            return ast.Assign(targets=[where], value=value)
         if depth > 0:
             return self._push_value(value, id(stmt))
         return assign(self._save_name(stmt), value)
+
+    def _indexed(self, stmt: ast.stmt) -> ast.For | None:
+        """In the numba profile, for a float that ``stmt`` overwrites in a loop run
+        once, over ``range(n)``, with an index nothing else assigns: the loop, and an array
+        tape (allocated before the loop, ``np.empty(len(t1))``) written and read at the
+        loop's index, so that the backward loop, over the same indices, reads the value
+        of its own trip: the loop, or None (a list tape)."""
+        if self.builder.profile != "numba" or not isinstance(stmt, ast.Assign):
+            return None
+        around = self.loops_around.get(id(stmt), [])
+        target = stmt.targets[0]
+        if len(around) != 1 or not isinstance(target, ast.Name):
+            return None
+        loop = around[0]
+        if not (
+            isinstance(loop, ast.For)
+            and isinstance(loop.target, ast.Name)
+            and self._plain_range(loop.iter)
+            and all(d is loop for d, _ in self.facts.definitions.get(loop.target.id, []))
+            and self.facts.shape(target).rank == 0
+            and target.id in self.facts.proven_floats
+        ):
+            return None
+        return loop
 
     def _save_name(self, stmt: ast.stmt) -> str:
         if id(stmt) not in self.saves:
@@ -112,6 +152,11 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         of a counter, which saves nothing, the step undone: ``i - 1``)."""
         if id(stmt) in self.plan.stepped:
             return copy_tree(self.plan.stepped[id(stmt)])
+        loop = self._indexed(stmt)
+        if self.plan.depth[id(stmt)] > 0 and loop is not None:
+            tape = self._tape(id(stmt))
+            self.indexed_tapes.add(tape)
+            return ast.Subscript(value=name(tape), slice=copy_tree(loop.target), ctx=ast.Load())
         if self.plan.depth[id(stmt)] > 0:
             pop = ast.Attribute(value=name(self._tape(id(stmt))), attr="pop", ctx=ast.Load())
             return ast.Call(func=pop, args=[], keywords=[])
@@ -197,6 +242,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                         body = [self._count(stmt), *body]
                 new = copy.copy(stmt)
                 new.body = body
+                out.extend(self.allocations.pop(id(stmt), []))  # (numba's indexed tapes)
                 out.append(new)
             else:
                 out.append(copy_tree(stmt))
@@ -500,7 +546,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         if kind == "split":  # (what the record need not hold)
             adjoint = recomputed(adjoint, norm, facts)
         body.extend(adjoint)
-        for tape in sorted(self.tapes.values(), reverse=True):  # (the numba profile's)
+        for tape in sorted(set(self.tapes.values()) - self.indexed_tapes, reverse=True):
             body.insert(0, assign(tape, ast.List(elts=[], ctx=ast.Load())))
         if self.tape:
             body.insert(0, assign(self.tape, ast.List(elts=[], ctx=ast.Load())))
@@ -601,3 +647,15 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
 
 def _call(func: str, *args: ast.expr) -> ast.Call:
     return ast.Call(func=name(func), args=list(args), keywords=[])
+
+
+def _note_loops(block: list[ast.stmt], around: list[ast.stmt], out: dict[int, list]) -> None:
+    """Record in ``out`` the loops around each statement of ``block`` (by id)."""
+    for stmt in block:
+        out[id(stmt)] = around
+        if isinstance(stmt, (ast.For, ast.While)):
+            _note_loops(stmt.body, [*around, stmt], out)
+            _note_loops(stmt.orelse, around, out)
+        elif isinstance(stmt, ast.If):
+            _note_loops(stmt.body, around, out)
+            _note_loops(stmt.orelse, around, out)
