@@ -75,10 +75,9 @@ def numba() -> Any:
 #: what the profile refuses, by the kind of generated node, with what to write instead
 _ADVICE = {
     "helper": (
-        "the derivative needs srcgrad's runtime helper {what}, which handles any shape and "
-        "rank and has no numba form yet: write the broadcast out (arrays of one shape, "
-        "np.ones_like(x) * s for a scalar s), index with integers, or use "
-        "compile='numba-or-python' to run this derivative as plain Python"
+        "its adjoint calls srcgrad's runtime helper {what}, which has no numba form yet "
+        "({why}); {instead}, or use compile='numba-or-python' to run this derivative as plain "
+        "Python"
     ),
     "dict": (
         "numba compiles no Python dict here: pass and return arrays, floats or tuples of "
@@ -113,9 +112,10 @@ def refuse(
                 kind, what = found
                 filename, lineno, line = where(node.lineno)
                 generated = text.splitlines()[node.lineno - 1].strip()
+                advice = _helper_advice(what) if kind == "helper" else _ADVICE[kind]
                 raise CompileError(
                     f"compile='numba' cannot compile the derivative of this line: "
-                    f"{_ADVICE[kind].format(what=what)} (generated line: `{generated}`)",
+                    f"{advice} (generated line: `{generated}`)",
                     filename=filename,
                     lineno=lineno,
                     source_line=line,
@@ -133,6 +133,50 @@ def _refused(node: ast.AST, helpers: dict[str, str]) -> tuple[str, str] | None:
     if isinstance(node, ast.With):
         return "errstate", "errstate"
     return None
+
+
+#: why a helper has no numba form, and what to write instead, by family
+_SEQUENCES = (
+    "it works on lists, tuples and dicts (pytrees), which numba does not pass",
+    "pass arrays (np.stack the leaves) and floats instead of containers",
+)
+_BROADCAST = (
+    "it sums an adjoint down to a broadcast operand's shape, for any rank",
+    "give the operands one shape (a float parameter broadcast against an array has "
+    "this adjoint too)",
+)
+_SLICES = (
+    "it places the adjoint of a slice or a row read into zeros, for any index",
+    "read elements with integer indices in a loop (x[i]), which compiles",
+)
+_HELPER_ADVICE = {
+    **dict.fromkeys(
+        (
+            "zeros_seq",
+            "zero_adjoint",
+            "add_seq",
+            "add_at",
+            "set_at",
+            "unstack",
+            "unstack_like",
+            "split_like",
+            "spread",
+        ),
+        _SEQUENCES,
+    ),
+    "unbroadcast": _BROADCAST,
+    "unbroadcast_to": _BROADCAST,
+    "index_adjoint": _SLICES,
+}
+_OTHER = (
+    "the adjoint of a numpy function, written for any shape",
+    "write it with elementwise arithmetic and the numpy functions numba supports",
+)
+
+
+def _helper_advice(helper: str) -> str:
+    why, instead = _HELPER_ADVICE.get(helper, _OTHER)
+    return _ADVICE["helper"].format(what=helper, why=why, instead=instead)
 
 
 # -- numba's own refusals, on the first call -------------------------------------------
