@@ -29,5 +29,45 @@ def check_scalar(value):
     return value
 
 
+def unbroadcast(g, x):
+    """Sum ``g`` down to the shape of ``x``: the adjoint of numpy broadcasting (``x`` a
+    number or an array of rank 1 or more)."""
+    if isinstance(x, (float, int)):
+        if isinstance(g, (float, int)):
+            return g
+        return np.sum(g)
+    return unbroadcast_to(g, np.shape(x))
+
+
+def unbroadcast_to(g, shape):
+    """Sum ``g`` down to ``shape`` (of rank 1 or more): each element of ``g`` added into
+    the element of the result its index broadcasts from, the axes lined up at the end."""
+    if isinstance(g, (float, int)):
+        return np.full(shape, g)
+    out = np.zeros(shape, g.dtype)
+    into = out.reshape(-1)
+    items = np.ascontiguousarray(g).reshape(-1)
+    lead = g.ndim - len(shape)
+    for k in range(items.size):
+        rest = k
+        j = 0
+        stride = 1
+        for axis in range(g.ndim - 1, -1, -1):
+            i = rest % g.shape[axis]
+            rest = rest // g.shape[axis]
+            if axis >= lead:
+                n = shape[axis - lead]
+                if n != 1:
+                    j += i * stride
+                stride *= n
+        into[j] += items[k]
+    return out
+
+
 #: the helpers with a numba form, by name
-FORMS = {"check_cotangent": check_cotangent, "check_scalar": check_scalar}
+FORMS = {
+    "check_cotangent": check_cotangent,
+    "check_scalar": check_scalar,
+    "unbroadcast": unbroadcast,
+    "unbroadcast_to": unbroadcast_to,
+}

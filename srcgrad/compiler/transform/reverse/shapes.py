@@ -100,6 +100,11 @@ class AdjointShapes:
             node.keywords = [ast.keyword(arg="shape", value=shape)]
             if builder.profile == "numba" and _shape_of_name(shape) == active[0]:
                 node.keywords = []  # (numba's full_like takes no shape; it is the same)
+            elif builder.profile == "numba":  # np.full(shape, g, t.dtype): numba's spelling
+                node.func = ast.Attribute(value=name(builder.xp), attr="full", ctx=ast.Load())
+                dtype = ast.Attribute(value=name(active[0]), attr="dtype", ctx=ast.Load())
+                node.args = [copy_tree(shape), node.args[1], dtype]
+                node.keywords = []
             for other in sizes:
                 other.func = ast.Attribute(value=name(builder.math), attr="prod", ctx=ast.Load())
                 other.args = [copy_tree(shape)]
