@@ -255,3 +255,20 @@ def test_without_numba_installed(monkeypatch):
     with pytest.raises(ImportError, match=r'pip install "srcgrad\[numba\]"'):
         srcgrad.grad(workloads.euler, compile="numba")
     srcgrad.grad(workloads.euler)  # (the plain transformation needs no numba)
+
+
+def test_range_items_only_at_positions():
+    """``r[-1]`` is not ``r.start - r.step``: an item of a range at an index that is not a
+    loop's position is left to numba, which refuses it (never a wrong number)."""
+
+    def f(x):
+        r = range(1, 5)
+        s = 0.0
+        for k in range(3):
+            s = s + x[k] * r[-1]
+        for i, v in enumerate(x):
+            s = s + v * i
+        return s
+
+    with pytest.raises(srcgrad.CompileError, match="getitem"):
+        srcgrad.grad(f, compile="numba")(np.arange(1.0, 8.0))

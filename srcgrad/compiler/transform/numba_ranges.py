@@ -13,7 +13,8 @@ Out: the same function with no item or slice of a range, which numba does not ha
                                                   t3.start - t3.step, -t3.step)
 
 Only names bound once in the function, to ``range(...)`` or to such a reversal, are
-rewritten; the plain profile never runs this.
+rewritten, and an item only at the index of a loop over the positions of a range (a
+negative index would read another item); the plain profile never runs this.
 """
 
 from __future__ import annotations
@@ -50,8 +51,58 @@ def numba_ranges(func: ast.FunctionDef, builder: Builder) -> ast.FunctionDef:
         if more <= ranges:
             break
         ranges |= more
-    _Ranges(ranges, builder).visit(func)
+    plain = {n.targets[0].id for n in once if _is_range_call(n.value) and len(n.value.args) == 1}
+    positions = _positions(func, plain)
+    _Ranges(ranges, positions, builder).visit(func)
     return func
+
+
+def _positions(func: ast.FunctionDef, plain: set[str]) -> set[str]:
+    """The names bound only as the index of ``for`` loops over ``range(n)`` (a name in
+    ``plain``) or over ``range(m - 1, -1, -1)`` (a backward loop srcgrad wrote): their
+    values are positions 0, 1, ... of a range, which ``t.start + i * t.step`` reads as
+    ``t[i]`` does (a negative index would not be read the same)."""
+    loops: dict[str, bool] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            forwards = isinstance(node.iter, ast.Name) and node.iter.id in plain
+            loops[node.target.id] = loops.get(node.target.id, True) and (
+                forwards or _counting_down(node.iter)
+            )
+    others = {
+        n.id
+        for node in ast.walk(func)
+        if not isinstance(node, ast.For)
+        for target in getattr(node, "targets", [getattr(node, "target", None)])
+        if target is not None
+        for n in ast.walk(target)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    return {v for v, ok in loops.items() if ok and v not in others}
+
+
+def _counting_down(it: ast.expr) -> bool:
+    """Whether ``it`` is ``range(m - 1, -1, -1)``."""
+    return (
+        _is_range_call(it)
+        and len(it.args) == 3
+        and isinstance(it.args[0], ast.BinOp)
+        and isinstance(it.args[0].op, ast.Sub)
+        and isinstance(it.args[0].right, ast.Constant)
+        and it.args[0].right.value == 1
+        and all(_minus_one(a) for a in it.args[1:])
+    )
+
+
+def _minus_one(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value == -1
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and node.operand.value == 1
+    )
 
 
 def _is_range_call(value: ast.expr) -> bool:
@@ -103,8 +154,9 @@ def backwards(r: str, count: ast.expr) -> ast.Call:
 
 
 class _Ranges(ast.NodeTransformer):
-    def __init__(self, ranges: set[str], builder: Builder) -> None:
+    def __init__(self, ranges: set[str], positions: set[str], builder: Builder) -> None:
         self.ranges = ranges
+        self.positions = positions
         self.builder = builder
 
     def generic_visit(self, node: ast.AST) -> ast.AST:
@@ -135,7 +187,8 @@ class _Ranges(ast.NodeTransformer):
             isinstance(node.ctx, ast.Load)
             and isinstance(value, ast.Name)
             and value.id in self.ranges
-            and not isinstance(node.slice, ast.Slice)
+            and isinstance(node.slice, ast.Name)
+            and node.slice.id in self.positions
         ):
             step = ast.BinOp(left=node.slice, op=ast.Mult(), right=_attr(value.id, "step"))
             return ast.BinOp(left=_attr(value.id, "start"), op=ast.Add(), right=step)
