@@ -147,7 +147,8 @@ _BROADCAST = (
 )
 _SLICES = (
     "it places the adjoint of a slice or a row read into zeros, for any index",
-    "read elements with integer indices in a loop (x[i]), which compiles",
+    "read elements one at a time in a loop (for i in range(n): ... x[i] ...), whose "
+    "adjoints compile",
 )
 _HELPER_ADVICE = {
     **dict.fromkeys(
