@@ -8,14 +8,19 @@ file and line (never numba's own ``TypingError``, never a number), and
 ``compile="numba-or-python"`` warns and gives plain srcgrad's numbers there.
 
 Each numba compile takes 0.3 to 1 s: every corpus function is compiled once, at its
-first point.
+first point, with numba's optimizer off (``NUMBA_OPT=0``).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from pathlib import Path
+
+# the tests compare numbers, not speed: numba compiles about a third faster unoptimized
+# (read when numba is first imported, by the first compile="numba")
+os.environ.setdefault("NUMBA_OPT", "0")
 
 import corpus_control_flow as cf
 import numpy as np
