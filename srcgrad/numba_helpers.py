@@ -64,8 +64,17 @@ def unbroadcast_to(g, shape):
     return out
 
 
+def index_adjoint(g, x, index):
+    """Adjoint of ``x[index]`` for a basic index (an integer, a slice, a tuple of them)
+    of an array ``x``: ``g`` placed in zeros shaped like ``x``."""
+    out = np.zeros_like(x)
+    out[index] = g
+    return out
+
+
 #: the helpers with a numba form, by name
 FORMS = {
+    "index_adjoint": index_adjoint,
     "check_cotangent": check_cotangent,
     "check_scalar": check_scalar,
     "unbroadcast": unbroadcast,
