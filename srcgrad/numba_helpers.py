@@ -9,6 +9,8 @@ are refused in the numba profile (``srcgrad.compiled.refuse``).
 
 import numpy as np
 
+from .rules.helpers import elementwise
+
 
 def check_cotangent(dout, value):
     """Raise unless the cotangent ``dout`` has the shape of the output ``value``."""
@@ -72,8 +74,11 @@ def index_adjoint(g, x, index):
     return out
 
 
-#: the helpers with a numba form, by name
+#: the helpers with a numba form, by name (the tangent helpers of elementwise rules
+#: compile as they are: numba's np.where takes numbers and arrays alike)
 FORMS = {
+    "tangent_div": elementwise.tangent_div,
+    "tangent_mul": elementwise.tangent_mul,
     "index_adjoint": index_adjoint,
     "check_cotangent": check_cotangent,
     "check_scalar": check_scalar,

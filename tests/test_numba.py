@@ -131,6 +131,23 @@ def test_value_and_grad_vjp_jvp():
     assert isinstance(jvp._last.function, compiled.Jitted)
 
 
+def test_forward_mode():
+    """Forward-mode code (a jvp, and grad's vector JVP for a few inputs) compiles too,
+    tangent_div and tangent_mul with it."""
+
+    def f(x):
+        return np.sum(np.sqrt(x) * np.arctan(x))
+
+    x = np.linspace(0.1, 1.0, 5)
+    dx = np.linspace(1.0, -1.0, 5)
+    jvp = srcgrad.jvp(f, compile="numba")
+    _close(jvp(x, dx), srcgrad.jvp(f)(x, dx), (0, 1))
+    assert "tangent_div" in jvp.source and isinstance(jvp._last.function, compiled.Jitted)
+    args = workloads.euler_args()
+    forward = srcgrad.grad(workloads.euler, mode="forward", compile="numba")
+    np.testing.assert_allclose(forward(*args), srcgrad.grad(workloads.euler)(*args), rtol=1e-12)
+
+
 def test_code_is_cached_per_kind_of_arguments():
     def f(x, n):
         s = 0.0
