@@ -156,7 +156,7 @@ def _helpers_needed(used: set[str], builder: Builder) -> list[str]:
     wanted = {h for h in HELPERS if builder.helpers[h] in used}
     todo = list(wanted)
     while todo:
-        for n in _helper_calls(todo.pop()):
+        for n in _helper_calls(todo.pop(), builder.profile):
             if n not in wanted:
                 wanted.add(n)
                 todo.append(n)
@@ -164,11 +164,10 @@ def _helpers_needed(used: set[str], builder: Builder) -> list[str]:
 
 
 @functools.cache
-def _helper_calls(h: str) -> frozenset[str]:
-    """The helpers the helper ``h`` calls (read once)."""
-    return frozenset(
-        n.id for n in nodes(_helper_tree(h)) if isinstance(n, ast.Name) and n.id in HELPERS
-    )
+def _helper_calls(h: str, profile: str | None = None) -> frozenset[str]:
+    """The helpers the helper ``h`` calls (read once), in the form of ``profile``."""
+    tree = _helper_tree(h, profile)
+    return frozenset(n.id for n in nodes(tree) if isinstance(n, ast.Name) and n.id in HELPERS)
 
 
 #: the text of each helper as generated code names it: by (helper, array module's name,

@@ -267,6 +267,9 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", value))
         if self.facts.shape(name(v)).rank is None:  # perhaps a tuple (`p = t[0]`): look
             return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", value))
+        if self.builder.profile == "numba" and self.facts.shape(name(v)).rank:
+            # (zero_like of a recomputed X[i] is 0.0, which numba does not add arrays to)
+            return assign(self.builder.adjoint(v), self.builder.xp_call("zeros_like", value))
         return assign(self.builder.adjoint(v), self.builder.zero_like(value))
 
     def _accumulate(self, v: str, contribution: ast.expr) -> ast.stmt:
