@@ -227,7 +227,7 @@ class Jitted:
         try:
             return self.jitted(*args)
         except Exception as exc:
-            if not _numba_error(exc):
+            if not _numba_error(exc) and self._compiled(args):  # (the code's own error)
                 raise
             error = self.error(exc, args)
         if self.strict:
@@ -239,6 +239,16 @@ class Jitted:
             stacklevel=3,
         )
         return self.python(*args)
+
+    def _compiled(self, args: Sequence[Any]) -> bool:
+        """Whether numba has compiled the code for arguments like ``args`` (an error
+        raised then is the code's own, as plain Python would raise it; one raised while
+        compiling is numba's, an ``AttributeError`` of its typing say)."""
+        try:
+            kinds = tuple(self.jitted.typeof_pyval(a) for a in args)
+        except Exception:
+            return False
+        return kinds in self.jitted.overloads
 
     def error(self, exc: BaseException, args: Sequence[Any]) -> CompileError:
         """The :class:`CompileError` for numba's refusal ``exc``: at the user's line the
@@ -254,6 +264,10 @@ class Jitted:
                 generated = _line(name, number)
                 break
             filename, lineno, line = name, number, _line(name, number)
+        if filename is None:  # (nowhere named: the function differentiated)
+            filename, lineno, line = self.where(self.filename, 1)
+            if not _numba_error(exc):
+                reason = f"{type(exc).__name__} while compiling: {reason}"
         if "non-precise type" in text or "Cannot determine Numba type" in text and not generated:
             kinds = ", ".join(type(a).__name__ for a in args)
             reason += f" (the arguments were: {kinds})"

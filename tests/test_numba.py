@@ -25,6 +25,9 @@ os.environ.setdefault("NUMBA_OPT", "0")
 import corpus_control_flow as cf
 import numpy as np
 import pytest
+import test_random_programs as rp
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import srcgrad
 from srcgrad import compiled
@@ -234,6 +237,28 @@ def test_refusal_names_the_line_and_the_helper():
     assert "numba-or-python" in str(error) and "no numba form" in str(error)
 
 
+def test_numba_failing_otherwise_while_compiling():
+    """numba's typing raises an AttributeError (not one of its errors) for
+    ``np.asarray(y, dtype=int)``: a CompileError too, at the function's line; an error
+    of the compiled code itself (a division by zero) is raised as plain Python raises it."""
+
+    def f(y, x):
+        c = np.tanh(np.sum(np.asarray(y, dtype=int), axis=0))
+        return np.sum(c * x)
+
+    with pytest.raises(srcgrad.CompileError, match="while compiling") as info:
+        srcgrad.grad(f, wrt=1, compile="numba")(np.ones((2, 3)), np.ones(3))
+    assert info.value.lineno == f.__code__.co_firstlineno
+
+    def g(x):
+        return 1.0 / x
+
+    reciprocal = srcgrad.grad(g, compile="numba")
+    assert reciprocal(2.0) == -0.25
+    with pytest.raises(ZeroDivisionError):
+        reciprocal(0.0)
+
+
 # -- numba-or-python ----------------------------------------------------------------------
 
 
@@ -298,3 +323,36 @@ def test_range_items_only_at_positions():
 
     with pytest.raises(srcgrad.CompileError, match="getitem"):
         srcgrad.grad(f, compile="numba")(np.arange(1.0, 8.0))
+
+
+# -- random programs ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def directory(tmp_path_factory):
+    return tmp_path_factory.mktemp("numba_programs")
+
+
+@settings(max_examples=8, deadline=None)
+@given(program=rp.programs(max_statements=4), data=st.data())
+def test_random_programs(directory, program, data):
+    """The random programs of test_random_programs.py: under numba, plain srcgrad's
+    gradient or a CompileError (never numba's own error, never another number)."""
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    args, _ = rp.make_args(program, seed, data.draw(st.integers(0, 3), label="n"))
+    name = f"numba_prog_{seed}_{len(program.source)}"
+    module = rp.load(program.source, directory, name)
+    try:
+        try:
+            with np.errstate(all="ignore"):
+                want = srcgrad.grad(module.f, wrt=program.wrt)(*args)
+        except Exception:  # (numpy refuses the program: test_random_programs covers it)
+            assume(False)
+        try:
+            with np.errstate(all="ignore"):
+                got = srcgrad.grad(module.f, wrt=program.wrt, compile="numba")(*args)
+        except srcgrad.CompileError:
+            return
+        _close(got, want, program.wrt)
+    finally:
+        sys.modules.pop(name, None)
