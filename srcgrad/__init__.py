@@ -18,9 +18,10 @@ adjoint statements in reverse order)::
 """
 
 from .api import grad, jvp, show, value_and_grad, vjp
+from .compiled import CompileWarning
 from .custom import Primitive, primitive, stop_gradient
 from .derivative import Derivative
-from .errors import NoDerivativeError, SrcgradError, UnsupportedSyntaxError
+from .errors import CompileError, NoDerivativeError, SrcgradError, UnsupportedSyntaxError
 from .export import export
 from .jacobians import Jacobian, elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev
 from .pytree import tree_leaves, tree_map
@@ -28,6 +29,8 @@ from .pytree import tree_leaves, tree_map
 __version__ = "0.1.0"
 
 __all__ = [
+    "CompileError",
+    "CompileWarning",
     "Derivative",
     "Jacobian",
     "Primitive",

@@ -27,6 +27,7 @@ def grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Derivative[P]: ...
 @overload
 def grad(
@@ -36,6 +37,7 @@ def grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[P, Any]], Derivative[P]]: ...
 def grad(
     func: Callable[..., Any] | None = None,
@@ -44,6 +46,7 @@ def grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """The gradient of ``func``'s scalar output with respect to argument(s) ``wrt``.
 
@@ -108,7 +111,8 @@ def grad(
         print(srcgrad.grad(loss).source)
         ```
     """
-    return _make("grad", func, resolve_wrt(wrt, argnums, "grad"), mode=mode, has_aux=has_aux)
+    wrt = resolve_wrt(wrt, argnums, "grad")
+    return _make("grad", func, wrt, mode=mode, has_aux=has_aux, compile=compile)
 
 
 @overload
@@ -119,6 +123,7 @@ def value_and_grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Derivative[P]: ...
 @overload
 def value_and_grad(
@@ -128,6 +133,7 @@ def value_and_grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[P, Any]], Derivative[P]]: ...
 def value_and_grad(
     func: Callable[..., Any] | None = None,
@@ -136,6 +142,7 @@ def value_and_grad(
     mode: str = "reverse",
     has_aux: bool = False,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """Like :func:`grad` (``mode`` too: ``"reverse"``, ``"forward"`` or ``"auto"``), but
     the callable returns ``(func(...), gradient)``; with ``has_aux=True``, ``((value,
@@ -179,7 +186,7 @@ def value_and_grad(
         ```
     """
     wrt = resolve_wrt(wrt, argnums, "value_and_grad")
-    return _make("value_and_grad", func, wrt, mode=mode, has_aux=has_aux)
+    return _make("value_and_grad", func, wrt, mode=mode, has_aux=has_aux, compile=compile)
 
 
 @overload
@@ -195,9 +202,14 @@ def jvp(
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[..., Any]], Derivative[...]]: ...
 def jvp(
-    func: Callable[..., Any] | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """Forward mode: a callable taking ``func``'s arguments, then one tangent per
     ``wrt`` argument, and returning ``(func(...), directional derivative)``.
@@ -243,7 +255,7 @@ def jvp(
         assert np.allclose(out_dot, np.cos(x) * x + np.sin(x))
         ```
     """
-    return _make("jvp", func, resolve_wrt(wrt, argnums, "jvp"))
+    return _make("jvp", func, resolve_wrt(wrt, argnums, "jvp"), compile=compile)
 
 
 @overload
@@ -253,6 +265,7 @@ def vjp(
     *,
     argnums: Wrt | None = None,
     return_fn: Literal[False] = False,
+    compile: str | None = None,
 ) -> Derivative[...]: ...
 @overload
 def vjp(
@@ -261,6 +274,7 @@ def vjp(
     *,
     argnums: Wrt | None = None,
     return_fn: Literal[True],
+    compile: str | None = None,
 ) -> VjpWithFunction[P]: ...
 @overload
 def vjp(
@@ -269,6 +283,7 @@ def vjp(
     *,
     argnums: Wrt | None = None,
     return_fn: Literal[False] = False,
+    compile: str | None = None,
 ) -> Callable[[Callable[..., Any]], Derivative[...]]: ...
 @overload
 def vjp(
@@ -277,6 +292,7 @@ def vjp(
     *,
     argnums: Wrt | None = None,
     return_fn: Literal[True],
+    compile: str | None = None,
 ) -> Callable[[Callable[P, Any]], VjpWithFunction[P]]: ...
 def vjp(
     func: Callable[..., Any] | None = None,
@@ -284,6 +300,7 @@ def vjp(
     *,
     argnums: Wrt | None = None,
     return_fn: bool = False,
+    compile: str | None = None,
 ) -> Any:
     """Reverse mode: a callable taking ``func``'s arguments, then the cotangent
     ``dout`` (shaped like the output), and returning the vector-Jacobian
@@ -347,9 +364,9 @@ def vjp(
     wrt = resolve_wrt(wrt, argnums, "vjp")
     if return_fn:
         if func is None:
-            return lambda f: VjpWithFunction(f, wrt)
-        return VjpWithFunction(_checked(func, "vjp"), wrt)
-    return _make("vjp", func, wrt)
+            return lambda f: VjpWithFunction(f, wrt, compile)
+        return VjpWithFunction(_checked(func, "vjp"), wrt, compile)
+    return _make("vjp", func, wrt, compile=compile)
 
 
 class VjpWithFunction(Generic[P]):
@@ -359,8 +376,8 @@ class VjpWithFunction(Generic[P]):
     #: (what analysis looks for to say that a differentiated function calls one)
     __srcgrad_derivative__ = True
 
-    def __init__(self, func: Callable[..., Any], wrt: Wrt) -> None:
-        self._vjp = Derivative(func, "vjp", wrt)
+    def __init__(self, func: Callable[..., Any], wrt: Wrt, compile: str | None = None) -> None:
+        self._vjp = Derivative(func, "vjp", wrt, compile=compile)
         functools.update_wrapper(self, func, updated=())
         self.__wrapped__ = func
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec
 
@@ -36,10 +37,11 @@ from .cache import (
     _QuickCall,
     _remember,
 )
+from .compiled import CompileWarning, profile_of
 from .compiler import driver
 from .compiler.analyze.dtypes import FLOAT, value_kind
 from .compiler.analyze.facts import is_function_value
-from .errors import SrcgradError
+from .errors import CompileError, SrcgradError
 from .nesting import Nesting
 from .origins import _in_user_code
 from .passes import _forward_grad, auto_forward
@@ -109,7 +111,11 @@ class Derivative(Nesting, Generic[P]):
         wrt: Wrt,
         mode: str = "reverse",
         has_aux: bool = False,
+        compile: str | None = None,
     ) -> None:
+        profile_of(compile)  # (checked, and numba installed, before any call)
+        #: ``compile=``: None, ``"numba"`` or ``"numba-or-python"`` (see srcgrad.compiled)
+        self.compile = compile
         self._inner: Derivative | None = None
         if isinstance(func, Derivative):
             # higher order: differentiate the inner derivative's generated code
@@ -235,6 +241,7 @@ class Derivative(Nesting, Generic[P]):
             statics,
             tuple(sorted(complexes)),
             self._tangent_output and self.kind != "jvp",  # (code of the tangent output alone)
+            self.compile,
         )
         entry = _current_entry(target)
         derived = entry.derived.get(key)
@@ -299,7 +306,8 @@ class Derivative(Nesting, Generic[P]):
             if entry.norm is None:
                 entry.norm = driver.front(target)
             norm = entry.norm
-        return driver.derive(
+        made = functools.partial(
+            driver.derive,
             norm,
             self._generated_kind,
             wrt,
@@ -313,6 +321,17 @@ class Derivative(Nesting, Generic[P]):
             # made only if it is needed)
             pending=self._inner is None and self._generated_kind == "jvp" and self.kind != "jvp",
         )
+        if self.compile != "numba-or-python":
+            return made(jit=self.compile)
+        try:
+            return made(jit=self.compile)
+        except CompileError as exc:
+            warnings.warn(
+                f"compile='numba-or-python': running the derivative as plain Python: {exc}",
+                CompileWarning,
+                stacklevel=5,
+            )
+            return made(jit=None)
 
     @property
     def source(self) -> str:
@@ -324,7 +343,7 @@ class Derivative(Nesting, Generic[P]):
         entry = _CACHE.get(self.__wrapped__)
         if entry is not None:  # the latest code made for this kind of derivative
             for key in reversed(list(entry.derived)):
-                if key[:2] == (self._generated_kind, tuple(self.wrt)):
+                if key[:2] == (self._generated_kind, tuple(self.wrt)) and key[-1] == self.compile:
                     return entry.derived[key].source
         return self._derived({}, NUMPY).source
 
@@ -332,7 +351,8 @@ class Derivative(Nesting, Generic[P]):
         wrt = self.wrt[0] if not self._wrt_tuple else tuple(self.wrt)
         mode = f", mode={self.mode!r}" if self.kind in ("grad", "value_and_grad") else ""
         what = repr(self._inner) if self._inner is not None else self.__wrapped__.__qualname__
-        return f"<srcgrad.{self.kind} of {what}, wrt={wrt!r}{mode}>"
+        compiled = "" if self.compile is None else f", compile={self.compile!r}"
+        return f"<srcgrad.{self.kind} of {what}, wrt={wrt!r}{mode}{compiled}>"
 
     def _repr_html_(self) -> str:
         from .display import derivative_html
@@ -406,7 +426,12 @@ class Derivative(Nesting, Generic[P]):
         if self._forward_twin is None:
             wrt = tuple(self.wrt) if self._wrt_tuple else self.wrt[0]
             self._forward_twin = Derivative(
-                self._inner or self.__wrapped__, self.kind, wrt, "forward", self.has_aux
+                self._inner or self.__wrapped__,
+                self.kind,
+                wrt,
+                "forward",
+                self.has_aux,
+                self.compile,
             )
         result = self._forward_twin(*args, **kwargs)
         self._last = self._forward_twin._last  # (what .source shows)

@@ -129,6 +129,11 @@ class NoDerivativeError(SrcgradError):
     """
 
 
+class CompileError(SrcgradError):
+    """A derivative the compiler asked for (``compile="numba"``) cannot compile, at the
+    user's line it comes from, with what to write instead."""
+
+
 class SourceLocator:
     """Turns AST nodes of one user function into file, line and source text."""
 

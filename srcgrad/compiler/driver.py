@@ -18,12 +18,14 @@ import copy
 import dataclasses
 import functools
 import gc
+import linecache
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends import NUMPY, Backend
+from ..compiled import Jitted, refuse
 from . import emit as emit_stage
 from .analyze import analyze
 from .analyze.checks import check_facts
@@ -43,6 +45,7 @@ from .transform.builder import HELPERS, Builder
 from .transform.callees import Callees
 from .transform.forward import Lane, forward, lanes_of
 from .transform.naming import Namer
+from .transform.numba_ranges import numba_ranges
 from .transform.own_pair import entry_point
 from .transform.reverse import reverse
 from .transform.reverse.split import split
@@ -179,6 +182,8 @@ class Program:
         self.reading: dict[Any, Normalized] = {}
         #: the generated functions whose body runs under ``np.errstate``, with its settings
         self.errstate: dict[str, dict[str, str]] = {}
+        #: the emission profile of every function of the module (``Builder.profile``)
+        self.profile: str | None = None
 
     def add_env(self, env: dict[str, Any], where: Normalized) -> dict[str, str]:
         """Bind the free names of ``where`` in the module; a name the module already binds
@@ -237,6 +242,7 @@ class Program:
             namer.reserve(name)
         builder = Builder(namer, self.xp, facts, self.math, helpers=self.helpers)
         builder.callees = self.callees
+        builder.profile = self.profile
         return builder
 
 
@@ -322,7 +328,10 @@ def _optimize(
     }
     user_names = {n for n in facts.definitions if n not in norm.temps}
     floats = frozenset(facts.floats)
-    return optimize(func, temporaries, user_names, builder.helpers, builder.xp, floats)
+    func = optimize(func, temporaries, user_names, builder.helpers, builder.xp, floats)
+    if builder.profile == "numba":  # (numba has no item or slice of a range)
+        func = numba_ranges(func, builder)
+    return func
 
 
 def derive(
@@ -338,6 +347,7 @@ def derive(
     complexes: frozenset[str] = frozenset(),
     counts: tuple[int, ...] | None = None,
     pending: bool = False,
+    jit: str | None = None,
 ) -> Derived | PendingJVP:
     """Analyze, transform, optimize and emit one derivative of ``norm``. ``wide``: for
     array parameters, which axes of their arguments are not of length 1 (shapes the
@@ -346,12 +356,26 @@ def derive(
     ``complexes``: those whose arguments are complex. ``counts`` (a jvp only): a vector
     JVP carrying that many directions for each wrt parameter (see
     :meth:`Derived.with_lanes`); a JVP made without it can make those. ``pending`` (a
-    jvp only): a :class:`PendingJVP`, made on first use."""
+    jvp only): a :class:`PendingJVP`, made on first use. ``jit`` (``compile=``): None for plain
+    Python; ``"numba"`` or ``"numba-or-python"`` for code in the numba profile, compiled by
+    ``numba.njit`` (see :mod:`srcgrad.compiled`): a construct it refuses is a
+    ``CompileError`` here, or, for ``"numba"``, on the first call."""
     assert kind in KINDS, kind
     if pending:
         assert kind == "jvp" and counts is None
         remake = functools.partial(
-            derive, norm, kind, wrt, ranks, backend, None, wide, floats, statics, complexes
+            derive,
+            norm,
+            kind,
+            wrt,
+            ranks,
+            backend,
+            None,
+            wide,
+            floats,
+            statics,
+            complexes,
+            jit=jit,
         )
         return PendingJVP(functools.partial(remake, None), remake, tuple(norm.copied))
     lanes = None if counts is None else lanes_of(wrt, counts)
@@ -364,6 +388,7 @@ def derive(
         if kind not in ("vjp", "jvp"):
             _check_scalar_output(norm, facts)
         program, builder = _program(norm, facts)
+        program.profile = builder.profile = None if jit is None else "numba"
         _count("transform")
         if kind == "jvp":
             func = forward(norm, facts, wrt, builder, lanes)
@@ -384,11 +409,22 @@ def derive(
                 func, program.functions = own
                 if trace is not None:
                     trace["optimize"] = unparse(func)
-        derived = _emitted(norm, kind, func, program, builder, backend, trace, lanes)
+        derived = _emitted(norm, kind, func, program, builder, backend, trace, lanes, jit)
         derived.copied = tuple(norm.copied)
         if kind == "jvp" and counts is None:
             derived.remake = functools.partial(
-                derive, norm, kind, wrt, ranks, backend, None, wide, floats, statics, complexes
+                derive,
+                norm,
+                kind,
+                wrt,
+                ranks,
+                backend,
+                None,
+                wide,
+                floats,
+                statics,
+                complexes,
+                jit=jit,
             )
         return derived
 
@@ -455,8 +491,10 @@ def _emitted(
     backend: Backend,
     trace: dict[str, str] | None,
     lanes: tuple[Lane, ...] | None = None,
+    jit: str | None = None,
 ) -> Derived:
-    """The module of ``func`` and its callees' derivatives, compiled."""
+    """The module of ``func`` and its callees' derivatives, compiled (by numba too, for
+    a ``jit`` option: see :mod:`srcgrad.compiled`)."""
     _count("emit")
     parsed = norm.parsed
     if hasattr(backend.module, "errstate"):  # (dask's array module has none)
@@ -474,7 +512,11 @@ def _emitted(
         title,
         user_module=parsed.func.__module__,
     )
-    module = emit_stage.load(text, bindings, f"{kind} of {parsed.func.__qualname__}")
+    label = f"{kind} of {parsed.func.__qualname__}"
+    norms = [norm, *program.fronts.values()]
+    if jit is not None:  # (before numba sees it: what the profile knows it refuses)
+        refuse(text, builder.helpers, functools.partial(_user_line, text, norms))
+    module = emit_stage.load(text, bindings, label)
     for helper, generated in builder.helpers.items():  # their rules, for higher order
         if generated in module.namespace:
             module.namespace[generated].__srcgrad_helper__ = helper
@@ -485,14 +527,39 @@ def _emitted(
     # the parsed functions hold theirs weakly until the next derivation
     for made_from in (norm, *program.fronts.values()):
         made_from.parsed.release()
+    function = module.function(func.name)
+    if jit is not None:
+        code = function.__code__.co_filename
+        function = Jitted(
+            compile(text, code, "exec"),
+            bindings,
+            func.name,
+            function,
+            lambda _, lineno: _user_line(text, norms, lineno),
+            strict=jit == "numba",
+        )
     return Derived(
         source=text,
-        function=module.function(func.name),
+        function=function,
         name=func.name,
         facts=None,
         trace=trace or {},
         callees=tuple(n.parsed for f, n in program.fronts.items() if f is not parsed.func),
     )
+
+
+def _user_line(
+    text: str, norms: list[Normalized], lineno: int
+) -> tuple[str | None, int | None, str | None]:
+    """The user's file, line and text that line ``lineno`` of the generated ``text``
+    comes from (the user's function's first line where none is found)."""
+    from ..origins import _origin  # (origins reads the cache, which imports this module)
+
+    found = _origin(text.splitlines()[:lineno], norms, [n.parsed for n in norms])
+    if found is None:
+        found = norms[0].parsed.locator.filename, norms[0].parsed.tree.lineno
+    filename, line = found
+    return filename, line, linecache.getline(filename, line) or None
 
 
 def stages(

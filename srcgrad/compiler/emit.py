@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import numba_helpers
 from ..backends import Backend
 from .astwalk import nodes, unparse
 from .transform.builder import (
@@ -155,7 +156,7 @@ def _helpers_needed(used: set[str], builder: Builder) -> list[str]:
     wanted = {h for h in HELPERS if builder.helpers[h] in used}
     todo = list(wanted)
     while todo:
-        for n in _helper_calls(todo.pop()):
+        for n in _helper_calls(todo.pop(), builder.profile):
             if n not in wanted:
                 wanted.add(n)
                 todo.append(n)
@@ -163,11 +164,10 @@ def _helpers_needed(used: set[str], builder: Builder) -> list[str]:
 
 
 @functools.cache
-def _helper_calls(h: str) -> frozenset[str]:
-    """The helpers the helper ``h`` calls (read once)."""
-    return frozenset(
-        n.id for n in nodes(_helper_tree(h)) if isinstance(n, ast.Name) and n.id in HELPERS
-    )
+def _helper_calls(h: str, profile: str | None = None) -> frozenset[str]:
+    """The helpers the helper ``h`` calls (read once), in the form of ``profile``."""
+    tree = _helper_tree(h, profile)
+    return frozenset(n.id for n in nodes(tree) if isinstance(n, ast.Name) and n.id in HELPERS)
 
 
 #: the text of each helper as generated code names it: by (helper, array module's name,
@@ -176,7 +176,7 @@ _HELPER_TEXTS: dict[tuple[str, str, tuple[str, ...]], str] = {}
 
 
 def _helper_text(h: str, builder: Builder) -> str:
-    key = (h, builder.xp, tuple(builder.helpers[n] for n in HELPERS))
+    key = (h, builder.xp, tuple(builder.helpers[n] for n in HELPERS), builder.profile)
     text = _HELPER_TEXTS.get(key)
     if text is None:
         text = _HELPER_TEXTS[key] = unparse(_helper_def(h, builder))
@@ -187,13 +187,18 @@ def _helper_text(h: str, builder: Builder) -> str:
 #: cannot mix one helper's name with another's text)
 _HELPER_SOURCES = {h: inspect.getsource(f) for h, f in HELPER_FUNCTIONS.items()}
 
+#: the same for the numba profile's forms of some (``srcgrad.numba_helpers``)
+_NUMBA_SOURCES = {h: inspect.getsource(f) for h, f in numba_helpers.FORMS.items()}
 
-def _helper_tree(h: str) -> ast.FunctionDef:
+
+def _helper_tree(h: str, profile: str | None = None) -> ast.FunctionDef:
+    if profile == "numba" and h in _NUMBA_SOURCES:
+        return ast.parse(_NUMBA_SOURCES[h]).body[0]
     return ast.parse(_HELPER_SOURCES[h]).body[0]
 
 
 def _helper_def(h: str, builder: Builder) -> ast.FunctionDef:
-    tree = _helper_tree(h)
+    tree = _helper_tree(h, builder.profile)
     rename = {"np": builder.xp, **builder.helpers}
     for node in nodes(tree):
         if isinstance(node, ast.Name) and node.id in rename:

@@ -159,6 +159,9 @@ class Builder:
         #: the direction of a vector JVP whose tangents are named now (``x_dot_k``), or
         #: None for the one direction of a plain JVP (``x_dot``)
         self.lane: str | None = None
+        #: the emission profile: None for plain Python, ``"numba"`` for code
+        #: ``numba.njit`` compiles (see :mod:`srcgrad.compiled`)
+        self.profile: str | None = None
 
     def helper(self, h: str) -> ast.Name:
         return name(self.helpers[h])

@@ -107,6 +107,13 @@ class AdjointShapes:
                 shape = name(named)
             node.args[0] = name(active[0])
             node.keywords = [ast.keyword(arg="shape", value=shape)]
+            if builder.profile == "numba" and _shape_of_name(shape) == active[0]:
+                node.keywords = []  # (numba's full_like takes no shape; it is the same)
+            elif builder.profile == "numba":  # np.full(shape, g, t.dtype): numba's spelling
+                node.func = ast.Attribute(value=name(builder.xp), attr="full", ctx=ast.Load())
+                dtype = ast.Attribute(value=name(active[0]), attr="dtype", ctx=ast.Load())
+                node.args = [copy_tree(shape), node.args[1], dtype]
+                node.keywords = []
             for other in sizes:
                 other.func = ast.Attribute(value=name(builder.math), attr="prod", ctx=ast.Load())
                 other.args = [copy_tree(shape)]
@@ -284,3 +291,16 @@ class AdjointShapes:
         if self.plan.depth[id(stmt)] > 0:
             return self._in_loop_witnesses
         return _DefinedBefore(self._witness_facts, self.plan.position[id(stmt)])
+
+
+def _shape_of_name(shape: ast.expr) -> str | None:
+    """``x`` for ``np.shape(x)``, else None."""
+    if (
+        isinstance(shape, ast.Call)
+        and isinstance(shape.func, ast.Attribute)
+        and shape.func.attr == "shape"
+        and len(shape.args) == 1
+        and isinstance(shape.args[0], ast.Name)
+    ):
+        return shape.args[0].id
+    return None

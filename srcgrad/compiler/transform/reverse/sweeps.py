@@ -11,11 +11,13 @@ import dataclasses
 from ....rules import instantiate
 from ....rules.fft import COMPLEX_ADJOINT
 from ...analyze.checks import check_mode, check_real_output
+from ...analyze.dtypes import INTEGER
 from ...analyze.facts import Facts, assigned_name, is_setitem
 from ...analyze.in_place import in_place_checks
 from ...astwalk import copy_tree
 from ...normalize.lower import Normalized
 from ..builder import Builder, add, assign, comment, marker, name
+from ..numba_ranges import backwards
 from .calls import CallAdjoints
 from .hoisting import hoistable
 from .increments import find_increments
@@ -51,6 +53,14 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         self.params = [a.arg for a in norm.tree.args.args]
         self.core = norm.tree.body[:-1]
         self.tape = ""
+        #: the loops around each statement of the function, outermost first (by id)
+        self.loops_around: dict[int, list[ast.stmt]] = {}
+        _note_loops(self.core, [], self.loops_around)
+        #: the numba profile's tapes indexed by a loop's index, to allocate before it
+        self.allocations: dict[int, list[ast.stmt]] = {}
+        self.indexed_tapes: set[str] = set()
+        #: the numba profile's tapes, one per name pushed or statement saved (``_tape``)
+        self.tapes: dict[str | int, str] = {}
         self.counters: dict[int, str] = {}  # id(loop) -> its trip counter
         self.records: dict[int, str] = {}  # id(call statement) -> its callee's record
         self.counter_presets: set[str] = set()
@@ -89,14 +99,48 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
 
     # -- the two sweeps --------------------------------------------------------------------
     def _push(self, v: str) -> ast.stmt:
-        return self._push_value(name(v))
+        return self._push_value(name(v), v)
 
     def _save(self, stmt: ast.stmt, value: ast.expr, depth: int) -> ast.stmt:
         """Keep ``value`` for the adjoint: on the tape inside loops, where the
         statement runs many times; in a variable of its own outside them."""
+        loop = self._indexed(stmt)
+        if depth > 0 and loop is not None:  # (numba profile: tape[i] = x)
+            tape = self._tape(id(stmt))
+            self.indexed_tapes.add(tape)
+            size = _call("len", copy_tree(loop.iter))
+            allocated = self.allocations.setdefault(id(loop), [])
+            if all(a.targets[0].id != tape for a in allocated):  # type: ignore[attr-defined]
+                allocated.append(assign(tape, self.builder.xp_call("empty", size)))
+            where = ast.Subscript(value=name(tape), slice=copy_tree(loop.target), ctx=ast.Store())
+            return ast.Assign(targets=[where], value=value)
         if depth > 0:
-            return self._push_value(value)
+            return self._push_value(value, id(stmt))
         return assign(self._save_name(stmt), value)
+
+    def _indexed(self, stmt: ast.stmt) -> ast.For | None:
+        """In the numba profile, for a float that ``stmt`` overwrites in a loop run
+        once, over ``range(n)``, with an index nothing else assigns: the loop, and an array
+        tape (allocated before the loop, ``np.empty(len(t1))``) written and read at the
+        loop's index, so that the backward loop, over the same indices, reads the value
+        of its own trip: the loop, or None (a list tape)."""
+        if self.builder.profile != "numba" or not isinstance(stmt, ast.Assign):
+            return None
+        around = self.loops_around.get(id(stmt), [])
+        target = stmt.targets[0]
+        if len(around) != 1 or not isinstance(target, ast.Name):
+            return None
+        loop = around[0]
+        if not (
+            isinstance(loop, ast.For)
+            and isinstance(loop.target, ast.Name)
+            and self._plain_range(loop.iter)
+            and all(d is loop for d, _ in self.facts.definitions.get(loop.target.id, []))
+            and self.facts.shape(target).rank == 0
+            and target.id in self.facts.proven_floats
+        ):
+            return None
+        return loop
 
     def _save_name(self, stmt: ast.stmt) -> str:
         if id(stmt) not in self.saves:
@@ -108,20 +152,47 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         of a counter, which saves nothing, the step undone: ``i - 1``)."""
         if id(stmt) in self.plan.stepped:
             return copy_tree(self.plan.stepped[id(stmt)])
+        loop = self._indexed(stmt)
+        if self.plan.depth[id(stmt)] > 0 and loop is not None:
+            tape = self._tape(id(stmt))
+            self.indexed_tapes.add(tape)
+            return ast.Subscript(value=name(tape), slice=copy_tree(loop.target), ctx=ast.Load())
         if self.plan.depth[id(stmt)] > 0:
-            pop = ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load())
+            pop = ast.Attribute(value=name(self._tape(id(stmt))), attr="pop", ctx=ast.Load())
             return ast.Call(func=pop, args=[], keywords=[])
         return name(self._save_name(stmt))
 
-    def _push_value(self, value: ast.expr) -> ast.stmt:
-        if not self.tape:
-            self.tape = self.builder.namer.fresh("tape")
-        push = ast.Attribute(value=name(self.tape), attr="append", ctx=ast.Load())
+    def _push_value(self, value: ast.expr, key: str | int) -> ast.stmt:
+        push = ast.Attribute(value=name(self._tape(key)), attr="append", ctx=ast.Load())
         return ast.Expr(value=ast.Call(func=push, args=[value], keywords=[]))
 
     def _pop(self, v: str) -> ast.stmt:
-        pop = ast.Attribute(value=name(self.tape), attr="pop", ctx=ast.Load())
+        pop = ast.Attribute(value=name(self._tape(v)), attr="pop", ctx=ast.Load())
         return assign(v, ast.Call(func=pop, args=[], keywords=[]))
+
+    def _tape(self, key: str | int) -> str:
+        """The tape the values of ``key`` go on (a name pushed, or the id of a statement
+        whose value is saved): one tape for all; in the numba profile, one for each key,
+        whose values have one type (numba types a list by its first append)."""
+        if self.builder.profile != "numba":
+            if not self.tape:
+                self.tape = self.builder.namer.fresh("tape")
+            return self.tape
+        if key not in self.tapes:
+            label = key if isinstance(key, str) else self._saved_name(key)
+            self.tapes[key] = self.builder.namer.fresh(f"{label}_tape")
+        return self.tapes[key]
+
+    def _saved_name(self, key: int) -> str:
+        """The name the statement of id ``key`` assigns or writes into, for its tape."""
+        for stmt in self.facts.ops:
+            if id(stmt) == key:
+                target = stmt.targets[0] if isinstance(stmt, ast.Assign) else None
+                while isinstance(target, ast.Subscript):
+                    target = target.value
+                if isinstance(target, ast.Name):
+                    return target.id
+        return "saved"
 
     def _counter(self, loop: ast.stmt) -> str | None:
         if id(loop) in self.plan.counted:
@@ -171,6 +242,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                         body = [self._count(stmt), *body]
                 new = copy.copy(stmt)
                 new.body = body
+                out.extend(self.allocations.pop(id(stmt), []))  # (numba's indexed tapes)
                 out.append(new)
             else:
                 out.append(copy_tree(stmt))
@@ -195,6 +267,9 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", value))
         if self.facts.shape(name(v)).rank is None:  # perhaps a tuple (`p = t[0]`): look
             return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", value))
+        if self.builder.profile == "numba" and self.facts.shape(name(v)).rank:
+            # (zero_like of a recomputed X[i] is 0.0, which numba does not add arrays to)
+            return assign(self.builder.adjoint(v), self.builder.xp_call("zeros_like", value))
         return assign(self.builder.adjoint(v), self.builder.zero_like(value))
 
     def _accumulate(self, v: str, contribution: ast.expr) -> ast.stmt:
@@ -260,7 +335,10 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
                     slice=ast.Slice(lower=None, upper=name(counter), step=None),
                     ctx=ast.Load(),
                 )
-            iterate = ast.Call(func=name("reversed"), args=[trips], keywords=[])
+            if self.builder.profile == "numba":  # (numba has no reversed(range))
+                iterate = self._backwards_range(loop.iter, counter)
+            else:
+                iterate = ast.Call(func=name("reversed"), args=[trips], keywords=[])
             target = copy_tree(loop.target)
         else:
             iterate = ast.Call(func=name("range"), args=[name(counter)], keywords=[])
@@ -273,6 +351,75 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         if counter and depth > 0:
             out.append(self._pop(counter))
         return out
+
+    def _backwards_range(self, trips: ast.expr, counter: str | None) -> ast.expr:
+        """The numba profile's ``reversed(trips)`` (``trips[:counter]`` with a counter): a
+        range running backwards, written with the index arithmetic, ``range(len(t) - 1,
+        -1, -1)`` for ``t = range(n)``; ``range(t.start + (len(t) - 1) * t.step, t.start -
+        t.step, -t.step)`` for another range."""
+        count = name(counter) if counter else _call("len", copy_tree(trips))
+        if self._plain_range(trips):  # (from 0 by 1)
+            last = ast.BinOp(left=count, op=ast.Sub(), right=ast.Constant(1))
+            return _call("range", last, ast.Constant(-1), ast.Constant(-1))
+        if isinstance(trips, ast.Name):
+            return backwards(trips.id, count)
+        return _call("reversed", copy_tree(trips))  # (numba refuses it, at the user's line)
+
+    def _plain_range(self, trips: ast.expr, any_range: bool = False) -> bool:
+        """Whether the loop's ``trips`` is a name bound once, to ``range(stop)`` (to any
+        ``range(...)`` with ``any_range``)."""
+        if not isinstance(trips, ast.Name):
+            return False
+        defs = self.facts.definitions.get(trips.id, [])
+        if len(defs) != 1 or not isinstance(defs[0][0], ast.Assign):
+            return False
+        value = defs[0][0].value
+        return (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "range"
+            and self.norm.parsed.env.get("range", range) is range
+            and (len(value.args) == 1 or any_range)
+            and not value.keywords
+        )
+
+    def _range_item(self, v: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether every definition of ``v`` is an item of a range (``t4 = t1[i_1]``, as
+        normalize writes ``for i, x in enumerate(xs)``) or a copy of one (``i = t4``)."""
+        defs = self.facts.definitions.get(v, [])
+
+        def item(stmt: ast.stmt) -> bool:
+            if not isinstance(stmt, ast.Assign):
+                return False
+            value = stmt.value
+            if isinstance(value, ast.Name):
+                return value.id not in seen and self._range_item(value.id, seen | {v})
+            return (
+                isinstance(value, ast.Subscript)
+                and not isinstance(value.slice, ast.Slice)
+                and self._plain_range(value.value, any_range=True)
+            )
+
+        return bool(defs) and all(item(stmt) for stmt, _ in defs)
+
+    def _boolean(self, v: str) -> bool:
+        """Whether every definition of ``v`` gives a Python bool (``not a``, ``a < b`` of
+        numbers, ``True``)."""
+        defs = self.facts.definitions.get(v, [])
+
+        def gives_bool(stmt: ast.stmt) -> bool:
+            if not isinstance(stmt, ast.Assign):
+                return False
+            value = stmt.value
+            if isinstance(value, ast.Constant):
+                return isinstance(value.value, bool)
+            if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
+                return True
+            return isinstance(value, ast.Compare) and all(
+                self.facts.shape(a).rank == 0 for a in (value.left, *value.comparators)
+            )
+
+        return bool(defs) and all(gives_bool(stmt) for stmt, _ in defs)
 
     def _assign_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
         op = self.facts.ops[stmt]
@@ -403,6 +550,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         if kind == "split":  # (what the record need not hold)
             adjoint = recomputed(adjoint, norm, facts)
         body.extend(adjoint)
+        for tape in sorted(set(self.tapes.values()) - self.indexed_tapes, reverse=True):
+            body.insert(0, assign(tape, ast.List(elts=[], ctx=ast.Load())))
         if self.tape:
             body.insert(0, assign(self.tape, ast.List(elts=[], ctx=ast.Load())))
         body.append(ast.Return(value=self._result(kind, out, out_active, body, adjoint)))
@@ -413,7 +562,7 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         """Names the sweeps need bound before the primal runs (saved where they may be
         unbound, trip counters pushed in loops, adjoints of names some paths never
         assign): bound in ``body``. Returns those last names."""
-        body.extend(assign(v, ast.Constant(None)) for v in self.plan.preset)
+        body.extend(assign(v, self._preset(v)) for v in self.plan.preset)
         body.extend(assign(c, ast.Constant(0)) for c in sorted(self.counter_presets))
         top = self.norm.tree.body
         unbound = [
@@ -421,8 +570,29 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             for v in sorted(self.active - set(self.params) - self.plan.definite)
             if self.plan.home.get(v) == id(top) and v not in self.plan.preset
         ]
-        body.extend(assign(v, ast.Constant(None)) for v in unbound)
+        body.extend(assign(v, self._preset(v)) for v in unbound)
         return unbound
+
+    def _preset(self, v: str) -> ast.expr:
+        """What ``v`` is bound to before the primal runs: None; in the numba profile, a
+        value of the type ``v`` will hold (numba types each name once, and a None beside
+        a float is an optional that arithmetic and tapes refuse): ``0.0`` for a float,
+        ``0`` for an integer, an empty float array of ``v``'s rank; None where the
+        analysis cannot tell (numba then refuses the code, at the user's line)."""
+        if self.builder.profile != "numba":
+            return ast.Constant(None)
+        rank = self.facts.shape(name(v)).rank
+        kind = self.facts.dtype_kinds.get(v)
+        if rank == 0 and v in self.facts.proven_floats:
+            return ast.Constant(0.0)
+        if (rank == 0 and kind == INTEGER) or self._range_item(v):
+            return ast.Constant(0)
+        if self._boolean(v):  # (a branch's direction)
+            return ast.Constant(False)
+        if rank and v in self.facts.proven_floats:
+            zeros = ast.Tuple(elts=[ast.Constant(0)] * rank, ctx=ast.Load())
+            return self.builder.xp_call("empty", zeros)
+        return ast.Constant(None)
 
     def _value_checks(
         self, kind: str, out: ast.expr, seed_name: str, body: list[ast.stmt]
@@ -477,3 +647,19 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         if kind == "value_and_grad":
             result = ast.Tuple(elts=[value, result], ctx=ast.Load())
         return result
+
+
+def _call(func: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=name(func), args=list(args), keywords=[])
+
+
+def _note_loops(block: list[ast.stmt], around: list[ast.stmt], out: dict[int, list]) -> None:
+    """Record in ``out`` the loops around each statement of ``block`` (by id)."""
+    for stmt in block:
+        out[id(stmt)] = around
+        if isinstance(stmt, (ast.For, ast.While)):
+            _note_loops(stmt.body, [*around, stmt], out)
+            _note_loops(stmt.orelse, around, out)
+        elif isinstance(stmt, ast.If):
+            _note_loops(stmt.body, around, out)
+            _note_loops(stmt.orelse, around, out)

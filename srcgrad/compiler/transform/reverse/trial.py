@@ -28,6 +28,7 @@ class TrialSweep:
         kept = [*self.saves.values(), *self.records.values(), *self.counters.values()]
         if self.builder.callees is not None:  # (module-level names of callees' derivatives)
             kept += [n for names in self.builder.callees.names.values() for n in names]
+        kept += list(self.tapes.values())
         self.builder.namer.rewind(mark, [*kept, self.tape] if self.tape else kept)
         reads = [s for s in flatten(adjoint) if not _is_zeroing(s)]
         previous = plan.needed

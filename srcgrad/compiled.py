@@ -1,0 +1,319 @@
+"""Compiled derivatives: ``compile="numba"``.
+
+In:  the text of a generated module made in the numba emission profile (``Builder.profile
+== "numba"``: backward loops written with range arithmetic, never ``reversed``), the
+bindings it was executed with, and where its lines come from.
+Out: :class:`Jitted`, the callable a :class:`~srcgrad.compiler.driver.Derived` runs: the
+module's functions (and the user's own functions they call) compiled by ``numba.njit``,
+on the first call with each kind of arguments.
+
+Two checks stand between the generated code and numba, so that a construct numba cannot
+compile is reported as a :class:`~srcgrad.errors.CompileError` at the user's line, never as
+numba's own ``TypingError``:
+
+- :func:`refuse` reads the generated module before numba sees it and refuses what the
+  profile knows numba rejects (the runtime helpers, which take any rank; dicts;
+  ``np.errstate``), with what to write instead;
+- :class:`Jitted` catches what numba itself refuses on the first call (a numpy function or
+  keyword numba does not have, a list mixing types) and names the user's line the
+  generated line comes from, with the first lines of numba's reason.
+
+``compile="numba"`` raises those errors; ``compile="numba-or-python"`` warns
+(:class:`CompileWarning`) and runs plain Python instead: the plain profile's code where
+:func:`refuse` refused, the same module uncompiled where numba did.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import types
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import numba_helpers
+from .errors import CompileError
+
+#: the values of ``compile=``: None (plain Python), numba or a clear error, numba or
+#: plain Python with a warning
+OPTIONS = (None, "numba", "numba-or-python")
+
+_INSTALL = 'pip install "srcgrad[numba]"'
+
+
+class CompileWarning(UserWarning):
+    """``compile="numba-or-python"`` ran a derivative as plain Python: numba could not
+    compile it (the message says where and why)."""
+
+
+def profile_of(option: str | None) -> str | None:
+    """The emission profile for a ``compile=`` option (checked): ``"numba"`` or None.
+    Raises ``ImportError`` when numba is asked for and not installed."""
+    if option not in OPTIONS:
+        raise ValueError(f"compile must be None, 'numba' or 'numba-or-python', not {option!r}")
+    if option is None:
+        return None
+    numba()  # (installed? said when the transformation is made, not at its first call)
+    return "numba"
+
+
+def numba() -> Any:
+    """The numba module, or an ImportError saying how to install it."""
+    try:
+        import numba as module
+    except ImportError:
+        raise ImportError(
+            f"compile='numba' needs numba, which is not installed: {_INSTALL}"
+        ) from None
+    return module
+
+
+# -- refusals before numba sees the code --------------------------------------------------
+
+#: what the profile refuses, by the kind of generated node, with what to write instead
+_ADVICE = {
+    "helper": (
+        "its adjoint calls srcgrad's runtime helper {what}, which has no numba form yet "
+        "({why}); {instead}, or use compile='numba-or-python' to run this derivative as plain "
+        "Python"
+    ),
+    "dict": (
+        "numba compiles no Python dict here: pass and return arrays, floats or tuples of "
+        "them, or use compile='numba-or-python'"
+    ),
+    "errstate": (
+        "numba has no np.errstate: remove the `with np.errstate(...)` block, or use "
+        "compile='numba-or-python'"
+    ),
+}
+
+
+def refuse(
+    text: str,
+    helpers: dict[str, str],
+    where: Callable[[int], tuple[str | None, int | None, str | None]],
+) -> None:
+    """Raise :class:`CompileError` for the first construct of the generated module ``text``
+    that the numba profile refuses; ``helpers``: the module's runtime helpers (name in
+    srcgrad -> name in the module); ``where(lineno)``: the user's file, line and text a
+    generated line comes from."""
+    tree = ast.parse(text)
+    defined = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
+    helper_names = {generated: h for h, generated in helpers.items() if generated in defined}
+    refused = {g: h for g, h in helper_names.items() if h not in numba_helpers.FORMS}
+    for func in tree.body:
+        if not isinstance(func, ast.FunctionDef) or func.name in helper_names:
+            continue
+        for node in ast.walk(func):
+            found = _refused(node, refused)
+            if found is not None:
+                kind, what = found
+                filename, lineno, line = where(node.lineno)
+                generated = text.splitlines()[node.lineno - 1].strip()
+                advice = _helper_advice(what) if kind == "helper" else _ADVICE[kind]
+                raise CompileError(
+                    f"compile='numba' cannot compile the derivative of this line: "
+                    f"{advice} (generated line: `{generated}`)",
+                    filename=filename,
+                    lineno=lineno,
+                    source_line=line,
+                )
+
+
+def _refused(node: ast.AST, helpers: dict[str, str]) -> tuple[str, str] | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id in helpers:
+            return "helper", helpers[node.func.id]
+        if node.func.id == "dict":
+            return "dict", "dict"
+    if isinstance(node, (ast.Dict, ast.DictComp)):
+        return "dict", "dict"
+    if isinstance(node, ast.With):
+        return "errstate", "errstate"
+    return None
+
+
+#: why a helper has no numba form, and what to write instead, by family
+_SEQUENCES = (
+    "it works on lists, tuples and dicts (pytrees), which numba does not pass",
+    "pass arrays (np.stack the leaves) and floats instead of containers",
+)
+_BROADCAST = (
+    "it sums an adjoint down to a broadcast operand's shape, for any rank",
+    "give the operands one shape (a float parameter broadcast against an array has "
+    "this adjoint too)",
+)
+_SLICES = (
+    "it places the adjoint of a slice or a row read into zeros, for any index",
+    "read elements one at a time in a loop (for i in range(n): ... x[i] ...), whose "
+    "adjoints compile",
+)
+_HELPER_ADVICE = {
+    **dict.fromkeys(
+        (
+            "zeros_seq",
+            "zero_adjoint",
+            "add_seq",
+            "add_at",
+            "set_at",
+            "unstack",
+            "unstack_like",
+            "split_like",
+            "spread",
+        ),
+        _SEQUENCES,
+    ),
+    "unbroadcast": _BROADCAST,
+    "unbroadcast_to": _BROADCAST,
+    "index_adjoint": _SLICES,
+}
+_OTHER = (
+    "the adjoint of a numpy function, written for any shape",
+    "write it with elementwise arithmetic and the numpy functions numba supports",
+)
+
+
+def _helper_advice(helper: str) -> str:
+    why, instead = _HELPER_ADVICE.get(helper, _OTHER)
+    return _ADVICE["helper"].format(what=helper, why=why, instead=instead)
+
+
+# -- numba's own refusals, on the first call -------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+class Jitted:
+    """A generated module's entry point compiled by ``numba.njit``: called like the
+    plain function. ``python``: the same function uncompiled (what ``strict=False`` runs
+    when numba refuses, with a :class:`CompileWarning`)."""
+
+    def __init__(
+        self,
+        code: types.CodeType,
+        bindings: dict[str, Any],
+        entry: str,
+        python: Callable[..., Any],
+        where: Callable[[str, int], tuple[str | None, int | None, str | None]],
+        strict: bool,
+    ) -> None:
+        nb = numba()
+        namespace = dict(bindings)
+        namespace["__name__"] = python.__globals__["__name__"]
+        exec(code, namespace)
+        made = {
+            k: v
+            for k, v in namespace.items()
+            if inspect.isfunction(v) and v.__globals__ is namespace
+        }
+        for k, v in namespace.items():  # the user's functions the code calls, compiled too
+            if k not in made and _user_function(v):
+                namespace[k] = nb.njit(v)
+        for k, v in made.items():
+            namespace[k] = nb.njit(v)
+        self.jitted = namespace[entry]
+        self.python = python
+        self.where = where
+        self.strict = strict
+        self.failed: CompileError | None = None
+        self.filename = code.co_filename
+
+    def __call__(self, *args: Any) -> Any:
+        if self.failed is not None:  # (numba-or-python, refused once: plain Python)
+            return self.python(*args)
+        try:
+            return self.jitted(*args)
+        except Exception as exc:
+            if not _numba_error(exc) and self._compiled(args):  # (the code's own error)
+                raise
+            error = self.error(exc, args)
+        if self.strict:
+            raise error
+        self.failed = error
+        warnings.warn(
+            f"compile='numba-or-python': running the derivative as plain Python: {error}",
+            CompileWarning,
+            stacklevel=3,
+        )
+        return self.python(*args)
+
+    def _compiled(self, args: Sequence[Any]) -> bool:
+        """Whether numba has compiled the code for arguments like ``args`` (an error
+        raised then is the code's own, as plain Python would raise it; one raised while
+        compiling is numba's, an ``AttributeError`` of its typing say)."""
+        try:
+            kinds = tuple(self.jitted.typeof_pyval(a) for a in args)
+        except Exception:
+            return False
+        return kinds in self.jitted.overloads
+
+    def error(self, exc: BaseException, args: Sequence[Any]) -> CompileError:
+        """The :class:`CompileError` for numba's refusal ``exc``: at the user's line the
+        generated line numba names comes from, with numba's reason."""
+        text = _ANSI.sub("", str(exc))
+        reason = _reason(text)
+        filename = lineno = line = None
+        generated = ""
+        for found in _LOCATION.finditer(text):
+            name, number = found.group(1), int(found.group(2))
+            if name == self.filename:
+                filename, lineno, line = self.where(name, number)
+                generated = _line(name, number)
+                break
+            filename, lineno, line = name, number, _line(name, number)
+        if filename is None:  # (nowhere named: the function differentiated)
+            filename, lineno, line = self.where(self.filename, 1)
+            if not _numba_error(exc):
+                reason = f"{type(exc).__name__} while compiling: {reason}"
+        if "non-precise type" in text or "Cannot determine Numba type" in text and not generated:
+            kinds = ", ".join(type(a).__name__ for a in args)
+            reason += f" (the arguments were: {kinds})"
+        where = f" (generated line: `{generated}`)" if generated else ""
+        return CompileError(
+            f"numba cannot compile the derivative of this line: {reason}{where}. Write it "
+            "with numpy functions numba supports (https://numba.readthedocs.io, 'Supported "
+            "NumPy features'), pass arrays, floats and tuples, or use "
+            "compile='numba-or-python' to run it as plain Python",
+            filename=filename,
+            lineno=lineno,
+            source_line=line,
+        )
+
+
+def _numba_error(exc: BaseException) -> bool:
+    from numba.core.errors import NumbaError
+
+    return isinstance(exc, NumbaError)
+
+
+def _user_function(value: Any) -> bool:
+    """Whether ``value`` is a plain Python function of the user's (not numpy's, not a
+    builtin, not srcgrad's): numba compiles it with the derivative that calls it."""
+    if not inspect.isfunction(value):
+        return False
+    module = getattr(value, "__module__", None) or ""
+    return module.split(".")[0] not in ("numpy", "scipy", "srcgrad", "numba", "math")
+
+
+def _reason(text: str) -> str:
+    """The first lines of numba's message that say what it refused."""
+    picked: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("Failed in", "During:", "File ", "<source")):
+            continue
+        if line.startswith(("^", "def ", "The function", "- Resolution", "Known", "Usage")):
+            continue
+        picked.append(line.rstrip(":"))
+        if len(picked) == 2:
+            break
+    return "; ".join(picked) or "numba refused it"
+
+
+def _line(filename: str, lineno: int) -> str:
+    import linecache
+
+    return linecache.getline(filename, lineno).strip()
