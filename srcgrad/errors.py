@@ -131,7 +131,34 @@ class NoDerivativeError(SrcgradError):
 
 class CompileError(SrcgradError):
     """A derivative the compiler asked for (``compile="numba"``) cannot compile, at the
-    user's line it comes from, with what to write instead."""
+    user's line it comes from, with what to write instead.
+
+    Args:
+        message: what cannot be compiled and what to write instead.
+        filename: the file of the user's code, or None.
+        lineno: the line in it, or None.
+        source_line: the text of that line, or None.
+
+    Example:
+        ```python
+        import numpy as np
+
+        import srcgrad
+
+
+        def f(x):
+            parts = {"a": x}
+            return np.sum(parts["a"] ** 2)
+
+
+        try:
+            srcgrad.grad(f, compile="numba")(np.ones(3))
+        except srcgrad.CompileError as error:  # numba installed: dicts do not compile
+            print(error.message)
+        except ImportError:  # numba not installed
+            pass
+        ```
+    """
 
 
 class SourceLocator:
