@@ -48,8 +48,7 @@ class CompileWarning(UserWarning):
     compile it (the message says where and why).
 
     Args:
-        args: the message, as for any ``UserWarning``.
-        kwargs: none are used.
+        message: where numba refused and why.
 
     Example:
         ```python
@@ -74,6 +73,9 @@ class CompileWarning(UserWarning):
         assert np.allclose(g, 2.0)
         ```
     """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
 
 
 def profile_of(option: str | None) -> str | None:
