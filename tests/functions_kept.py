@@ -4,6 +4,8 @@ modules, and srcgrad differentiates only source that is the code Python runs."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 
@@ -42,3 +44,29 @@ def import_in_a_branch(x):
     if x[0] > 0:
         import math  # noqa: F401
     return x[0] * 2.0
+
+
+def warns(x):
+    y = np.exp(x) * 0.5
+    if np.max(y) > 0.0:
+        warnings.warn("y is positive", stacklevel=2)
+    return np.sum(y * y)
+
+
+def formats(x):
+    y = np.sin(x) * x
+    label = f"loss {np.sum(y):.3f} over {len(x)} values ({x[0]!r:>12})"
+    width = 8
+    padded = f"{label:<{width}}|"
+    return np.sum(y * y) * len(padded) / len(label)
+
+
+def formats_then_reads(x):
+    y = float(f"{x[0]:.3f}")
+    return y * x[1]
+
+
+def rebinds_format(x):
+    format = 3
+    label = f"{x[0]}"
+    return np.sum(x) * (len(label) + format)

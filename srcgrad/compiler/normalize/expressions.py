@@ -38,7 +38,10 @@ _UNSUPPORTED_EXPRS: dict[type, tuple[str, str]] = {
     ast.Await: ("`await`", "differentiate a plain synchronous function"),
     ast.NamedExpr: ("assignment expressions (`:=`)", "assign in a statement of its own"),
     ast.Starred: ("starred arguments (`*args`)", "pass the arguments one by one"),
-    ast.JoinedStr: ("f-strings", "build strings outside the differentiated function"),
+    ast.JoinedStr: (
+        "f-strings in a function that rebinds `format`, `str`, `repr` or `ascii`",
+        "rename that variable, or build the string outside the differentiated function",
+    ),
     ast.Dict: (
         "dict displays with keys computed in the function (or a key twice)",
         "write each key once, as a constant, or pass dicts in as arguments",
@@ -162,12 +165,24 @@ class _Expressions(CallArguments, IndexConcatenation):
     def is_static(self, node: ast.expr) -> bool:
         return is_static(node, self.env, set(self.current))
 
+    def builtins_unshadowed(self, names: tuple[str, ...]) -> bool:
+        """Whether each of ``names`` means Python's builtin of that name here (no local or
+        global of the user's hides it); then generated code may call it by that name."""
+        local = self.local | set(self.current) | bound_in(self.parsed.tree)
+        return all(
+            name not in local
+            and self.env.setdefault(name, getattr(builtins, name)) is getattr(builtins, name)
+            for name in names
+        )
+
     def rhs(self, node: ast.expr) -> ast.expr:
         """Lower ``node`` to a core right-hand side (one operation on atoms)."""
         if isinstance(node, ast.Dict) and "dict" not in self.local | set(self.current):
             made = make_dict(node, node)  # (constant keys: the call of dict that makes it)
             if made is not None and self.env.setdefault("dict", builtins.dict) is builtins.dict:
                 return self.call(made)
+        if isinstance(node, ast.JoinedStr) and self.builtins_unshadowed(_FORMAT_CALLS):
+            return self.rhs(spelled_out(node))
         if type(node) in _UNSUPPORTED_EXPRS:
             self.not_yet(node, _UNSUPPORTED_EXPRS)
         if isinstance(node, ast.Constant):
@@ -431,6 +446,56 @@ def _assigned_in_compound(stmts: list[ast.stmt], top: bool = False) -> set[str]:
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     found.add(node.id)
     return found
+
+
+#: the builtins an f-string is spelled out with
+_FORMAT_CALLS = ("format", "str", "repr", "ascii")
+_CONVERSIONS = {ord("s"): "str", ord("r"): "repr", ord("a"): "ascii"}
+
+
+def spelled_out(node: ast.JoinedStr) -> ast.expr:
+    """The f-string ``node`` as the calls Python makes for it: ``f"a{v!r:>8}"`` is
+    ``'a' + format(repr(v), '>8')``. Its value is a string: nothing in it is
+    differentiated, and a value computed from it is refused where a derivative needs it
+    (as ``format`` has no derivative rule)."""
+    parts: list[ast.expr] = []
+    for value in node.values:
+        if isinstance(value, ast.FormattedValue):
+            shown = value.value
+            if value.conversion in _CONVERSIONS:
+                shown = _call(_CONVERSIONS[value.conversion], [shown])
+            spec = value.format_spec
+            args = [shown] if spec is None else [shown, spelled_out(spec)]
+            parts.append(_call("format", args))
+        else:
+            parts.append(ast.Constant(value=value.value))
+    result: ast.expr = parts[0] if parts else ast.Constant(value="")
+    for part in parts[1:]:
+        result = ast.BinOp(left=result, op=ast.Add(), right=part)
+    for made in ast.walk(result):  # (errors point at the f-string)
+        if "lineno" in made._attributes and not hasattr(made, "lineno"):
+            ast.copy_location(made, node)
+    return result
+
+
+def bound_in(tree: ast.AST) -> set[str]:
+    """The names ``tree`` binds anywhere: assigned, parameters, functions, classes and
+    imports (a builtin of such a name may be hidden where the code runs)."""
+    bound: set[str] = set()
+    for node in nodes(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    return bound
+
+
+def _call(name: str, args: list[ast.expr]) -> ast.Call:
+    return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[])
 
 
 def _static_value(node: ast.expr, env: dict[str, Any]) -> Any:

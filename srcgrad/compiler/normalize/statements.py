@@ -9,10 +9,15 @@ import ast
 import builtins
 import importlib
 import sys
+import warnings
 
 from ..astwalk import copy_tree, nodes
 from .expressions import _UNSUPPORTED_EXPRS, _static_value
 from .iteration import _Iteration
+
+# calls kept where they stand as statements: they read their arguments (nothing in them
+# is differentiated) and change no array
+_KEPT_CALLS = (builtins.print, warnings.warn)
 
 _UNSUPPORTED_STMTS: dict[type, tuple[str, str]] = {
     ast.Try: ("`try` statements", "move error handling outside the differentiated function"),
@@ -225,10 +230,9 @@ class _Statements(_Iteration):
             return
         if (
             isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Name)
-            and call.func.id not in self.current
-            and self.env.get(call.func.id) is builtins.print
-        ):  # print(...): kept where it stands, nothing in it differentiated
+            and self.is_static(call.func)
+            and any(_static_value(call.func, self.env) is kept for kept in _KEPT_CALLS)
+        ):  # print(...), warnings.warn(...): kept where they stand, nothing differentiated
             self.place(ast.Expr(value=self.renamed(call)))
             return
         if self.list_method(call, "pop", 0):  # its value unused (a reverse sweep's undoing)
