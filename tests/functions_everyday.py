@@ -461,3 +461,46 @@ def tuple_spread_into_a_call(w, b, x):
 def tuple_of_the_wrong_length(w, b, x):
     params = (w, b, x, x)
     return np.sum(_affine(*params))
+
+
+# -- functions defined here passed to a module function: it is written out where it is
+# called, calling the function it is given where it calls its parameter ---------------
+def lambda_passed_on(x):
+    k = np.sum(x)
+    return np.sum(apply_to(lambda t: np.sin(t) * k, x))
+
+
+def rk2_step(f, y, dt):
+    k1 = f(y)
+    k2 = f(y + dt * k1)
+    return y + dt / 2 * (k1 + k2)
+
+
+def integrate_rk2(f, y, steps, dt):
+    for _ in range(steps):
+        y = rk2_step(f, y, dt)
+    return y
+
+
+def closure_passed_two_levels_down(theta, y0):
+    def rhs(y):
+        return -theta * y + np.sin(y)
+
+    y = integrate_rk2(rhs, y0, 4, 0.1)
+    return np.sum(y**2)
+
+
+def lambdas_passed_in_a_loop(x):
+    total = 0.0
+    for i in range(3):
+        total = total + np.sum(apply_to(lambda t: t ** (i + 1), x))
+    return total
+
+
+def assigns_its_parameter(g, x):
+    g = np.tanh
+    return g(x)
+
+
+def closure_passed_to_one_that_rebinds_it(x):
+    return np.sum(assigns_its_parameter(lambda t: t * 2.0, x))

@@ -5,8 +5,9 @@ whose class defines ``__call__`` and a method bound to an object, passed as a fu
 argument, are resolved when the derivative is made, like a function passed in (part of
 the cache key), and passed on to the functions it calls. Checked against finite
 differences (and autograd where it can run the same source), both modes, to second
-order. A method of an object compared by value, a partial fixing an array, a partial
-made inside and passed on, are refused at the user's line."""
+order; a partial made inside and passed to a function of the user's is written out with
+that function (see test_nested_functions.py). A method of an object compared by value
+and a partial fixing an array are refused at the user's line."""
 
 from __future__ import annotations
 
@@ -37,6 +38,18 @@ def test_a_partial_made_inside_and_called():
     hessian = autograd.hessian(twin, 1)(0.7, Y0)
     np.testing.assert_allclose(srcgrad.hessian(fe.partial_made_inside, wrt=1)(0.7, Y0), hessian)
     check_grads(fe.partial_made_inside, (0.7, Y0), wrt=(0, 1), order=2)
+
+
+def test_a_partial_made_inside_and_passed_on():
+    twin = autograd_twin(fe.partial_made_inside_passed_on)
+    for wrt in (0, 1):
+        expected = autograd.grad(twin, wrt)(0.7, Y0)
+        for mode in MODES:
+            got = srcgrad.grad(fe.partial_made_inside_passed_on, wrt=wrt, mode=mode)(0.7, Y0)
+            np.testing.assert_allclose(got, expected, rtol=1e-10)
+    hessian = autograd.hessian(twin, 0)(0.7, Y0)
+    got = srcgrad.hessian(fe.partial_made_inside_passed_on)(0.7, Y0)
+    np.testing.assert_allclose(got, hessian, rtol=1e-9)
 
 
 def test_a_partial_of_a_function_passed_in():
@@ -136,12 +149,6 @@ def test_the_call_method_in_the_generated_code():
             HERE + r".*f\(x\).*\n.*compared by value such as a dataclass with eq=True",
         ),
         (
-            fe.partial_made_inside_passed_on,
-            (0.7, Y0),
-            srcgrad.UnsupportedSyntaxError,
-            HERE + r".*integrate\(f, y0\)\n.*`f` is a functools.partial made in the function",
-        ),
-        (
             fe.partial_of_a_variable,
             (0.7, Y0),
             srcgrad.UnsupportedSyntaxError,
@@ -152,7 +159,6 @@ def test_the_call_method_in_the_generated_code():
         "method-of-an-object-compared-by-value",
         "partial-fixing-an-array",
         "unhashable-callable",
-        "partial-passed-on",
         "partial-of-a-variable",
     ],
 )

@@ -4,8 +4,10 @@ lambda bound to a name, each called there. Each call is written out where it sta
 (``normalize.nested``), which computes what the closure computes: it reads the
 variables as they are at the call. Checked against autograd running the same closures
 and finite differences, in both modes and to second order; what cannot be written out
-(a closure returned, passed on, defined under an ``if``, recursive...) is refused at the
-user's line with what to write instead."""
+(a closure returned, defined under an ``if``, recursive...) is refused at the user's
+line with what to write instead. A closure or lambda passed to a module function is
+written out with it: the module function's body where it is called, the closure where
+that body calls its parameter."""
 
 from __future__ import annotations
 
@@ -29,6 +31,10 @@ CASES = [
     (fe.closure_shadowing, (X,), 0),
     (fe.closure_with_control_flow, (X, 4), 0),
     (fe.closure_in_a_comprehension, (X, W[0]), (0, 1)),
+    (fe.closure_passed_on, (X,), 0),
+    (fe.lambda_passed_on, (X,), 0),
+    (fe.closure_passed_two_levels_down, (0.7, X), (0, 1)),
+    (fe.lambdas_passed_in_a_loop, (X * X + 0.5,), 0),
 ]
 
 
@@ -58,6 +64,15 @@ def test_the_closure_reads_the_variables_as_they_are_when_called():
     np.testing.assert_allclose(gradient, expected, rtol=1e-12)
 
 
+def test_a_lambda_passed_on_is_written_out_where_the_callee_calls_it():
+    derivative = srcgrad.grad(fe.lambda_passed_on)
+    derivative(X)
+    source = derivative.source
+    code = [line for line in source.splitlines() if not line.strip().startswith(("#", '"""'))]
+    assert not any("lambda t" in line or "apply_to" in line for line in code), source
+    assert any("np.sin(" in line for line in code), source
+
+
 def test_the_written_out_body_in_the_generated_code():
     derivative = srcgrad.grad(fe.closure_layers, wrt=1)
     derivative(X, W)
@@ -72,7 +87,11 @@ def test_the_written_out_body_in_the_generated_code():
     "f, match",
     [
         (fe.closure_returned, HERE + r".*return g\n.*`g` is used as a value"),
-        (fe.closure_passed_on, HERE + r".*apply_to\(g, x\).*\n.*define it at module level"),
+        (
+            fe.closure_passed_to_one_that_rebinds_it,
+            HERE + r".*assigns_its_parameter\(lambda.*\n.*`assigns_its_parameter` assigns to "
+            r"its parameter `g`.*module level",
+        ),
         (fe.closure_in_a_branch, HERE + r".*def g\(y\):\n.*at the top level of the function"),
         (fe.closure_recursive, HERE + r".*g\(y \* y, n - 1\)\n.*in a statement of its own"),
         (fe.closure_default_computed, HERE + r".*by=s\):\n.*constant defaults only"),

@@ -150,17 +150,16 @@ class FactoryCall:
         out.append(self.located(defined))
         return out
 
-    def as_nested(self) -> ast.FunctionDef:
+    def as_nested(self, why: str = "it is given complex numbers") -> ast.FunctionDef:
         """The function itself (not a factory: a function of the user's written out where
-        it is called, ``Normalized.written_out``), as a nested ``def`` named ``name``
-        reading its module's names (renamed where the function binds them otherwise)."""
+        it is called, because ``why``), as a nested ``def`` named ``name`` reading its
+        module's names (renamed where the function binds them otherwise)."""
         tree = copy_tree(self.parsed.tree)
         if tree.decorator_list:
             raise self.fail(
                 self.call,
-                f"srcgrad writes out `{self.label}` where it is called here (it is given "
-                "complex numbers), which it cannot do for a decorated function: write its "
-                "statements here instead.",
+                f"srcgrad writes out `{self.label}` where it is called here ({why}), which "
+                "it cannot do for a decorated function: write its statements here instead.",
             )
         own = _own_names(tree) | {tree.name}
         renames = self.free_names([], tree, own)

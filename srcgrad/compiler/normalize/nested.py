@@ -55,7 +55,8 @@ _CONDITIONAL = (
 )
 _AS_A_VALUE = (
     "srcgrad writes a function defined inside the function out where it is called "
-    "(`{name}(...)`); here `{name}` is used as a value (returned, stored or passed on). "
+    "(`{name}(...)`), and a function of yours it is passed to with it; here `{name}` is "
+    "used as a value (returned, stored, or passed to a builtin or a library's function). "
     "Call it here, or define it at module level (a function passed as an argument works)."
 )
 
@@ -319,7 +320,7 @@ class _Inliner(WritingOut, Partials):
         the statements computing it appended to ``before``, in the order Python
         evaluates them."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id not in self.nested and self.written_out:
+            if node.func.id not in self.nested:
                 written = self.written_call(node, before)
                 if written is not None:
                     return written
@@ -362,8 +363,12 @@ class _Inliner(WritingOut, Partials):
         keywords = {k.arg: self.expression(k.value, before) for k in node.keywords}
         bound = self.bind(nested, node, args, keywords)
         renamed = {v: self.namer.fresh(v) for v in sorted(nested.local)}
+        passed = self.passed_functions(nested, node, bound)
+        renamed.update(passed)
         names = {old: ast.Name(id=new, ctx=ast.Load()) for old, new in renamed.items()}
         for param, value in bound.items():
+            if param in passed:
+                continue
             target = ast.Name(id=renamed[param], ctx=ast.Store())
             before.append(ast.copy_location(ast.Assign(targets=[target], value=value), node))
         self.calling.append(name)
@@ -376,6 +381,32 @@ class _Inliner(WritingOut, Partials):
         if isinstance(result, ast.Constant) and not hasattr(result, "lineno"):
             ast.copy_location(result, node)
         return result
+
+    def passed_functions(
+        self, nested: _Nested, node: ast.Call, bound: dict[str, ast.expr]
+    ) -> dict[str, str]:
+        """The parameters of ``nested`` given a function defined in this one (a lambda,
+        defined here as a nested function, or the name of one), each with the name of
+        that function: the written-out body calls it by that name, and it is written
+        out where it is called in turn."""
+        passed: dict[str, str] = {}
+        for param, value in bound.items():
+            if isinstance(value, ast.Lambda):
+                name = self.namer.fresh(param)
+                made = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value)
+                self.define(ast.copy_location(made, value), name)
+                passed[param] = name
+            elif isinstance(value, ast.Name) and value.id in self.nested:
+                passed[param] = value.id
+        for stmt in nested.body:
+            for n in nodes(stmt):
+                if isinstance(n, ast.Name) and n.id in passed and not isinstance(n.ctx, ast.Load):
+                    raise self.fail(
+                        node,
+                        f"`{nested.name}` assigns to its parameter `{n.id}`, which is given a "
+                        "function here; give the variable another name.",
+                    )
+        return passed
 
     def bind(
         self, nested: _Nested, node: ast.Call, args: list[ast.expr], keywords: dict[str, ast.expr]

@@ -7,6 +7,7 @@ called, then written out where it is called like one."""
 from __future__ import annotations
 
 import ast
+import inspect
 from typing import Any
 
 from ...errors import UnsupportedSyntaxError
@@ -19,6 +20,20 @@ _COMPLEX_HELPER = (
     "Write its statements here instead, or keep the values it gets real (pass np.real(z) "
     "and np.imag(z))."
 )
+
+
+_GIVEN_A_FUNCTION = (
+    "`{name}` is given a function defined in this one (`{given}`), which srcgrad "
+    "differentiates by writing `{name}`'s statements out where it is called, as a nested "
+    "function's; it cannot here: {reason} Define the function you pass at module level "
+    "instead (a module function passed as an argument works)."
+)
+#: why a module function is written out where it is called, by the template of the error
+#: where it cannot be
+_WHY = {
+    _COMPLEX_HELPER: "it is given complex numbers",
+    _GIVEN_A_FUNCTION: "it is given a function defined in this one",
+}
 
 
 class WritingOut:
@@ -54,14 +69,27 @@ class WritingOut:
         self.note(made)
         return self.block(stmts, top=True)
 
-    def write_out(self, node: ast.Call) -> bool:
-        """Where ``node`` calls a module function ``written_out`` names at this statement,
-        define it as a nested function and call that (``node`` renamed); whether so."""
+    def given_function(self, node: ast.Call) -> ast.expr | None:
+        """The first argument of ``node`` that is a function defined in this one (a
+        lambda, or the name of a nested function, lambda or partial), where ``node`` calls a
+        Python function of a module's; None otherwise."""
+        assert isinstance(node.func, ast.Name)
+        if node.func.id in self.local or not inspect.isfunction(_static_value(node.func, self.env)):
+            return None
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            if isinstance(arg, ast.Lambda) or (isinstance(arg, ast.Name) and arg.id in self.nested):
+                return arg
+        return None
+
+    def write_out(self, node: ast.Call, template: str = _COMPLEX_HELPER) -> bool:
+        """Where ``node`` calls a module function ``written_out`` names at this statement
+        (or, ``template`` being ``_GIVEN_A_FUNCTION``, any module function), define it as
+        a nested function and call that (``node`` renamed); whether so."""
         assert isinstance(node.func, ast.Name)
         if node.func.id in self.local:
             return False
         func = _static_value(node.func, self.env)
-        if (self.where, func) not in self.written_out:
+        if template is _COMPLEX_HELPER and (self.where, func) not in self.written_out:
             return False
         if func not in self.helpers:
             name = self.namer.fresh(node.func.id)
@@ -77,7 +105,7 @@ class WritingOut:
                 at, name, func, self.namer, self.env, self.local, self.fail, filename
             )
             self.helpers[func] = name  # (before: a refusal below names the function)
-            self.define(made.as_nested(), name)
+            self.define(made.as_nested(_WHY[template]), name)
             self.note(made)
         node.func = ast.Name(id=self.helpers[func], ctx=ast.Load())
         return True
@@ -92,16 +120,24 @@ class WritingOut:
 
     def written_call(self, node: ast.Call, before: list[ast.stmt]) -> ast.expr | None:
         """``node`` written out where it calls a module function ``written_out`` names
-        here (its value); None where it does not."""
+        here, or one given a function defined in this one (its value); None where it
+        does not."""
         label = node.func.id
+        func = _static_value(node.func, self.env)
+        given = self.given_function(node)
+        template = _COMPLEX_HELPER if given is None else _GIVEN_A_FUNCTION
+        if given is None and not self.written_out:
+            return None
         try:
-            if self.write_out(node):
+            if self.write_out(node, template):
                 return self.call(node, before)
         except UnsupportedSyntaxError as exc:
-            helper = self.helpers.get(_static_value(node.func, self.env), label)
+            helper = self.helpers.get(func, label)
             reason = str(exc).splitlines()[-1].replace(f"`{helper}`", f"`{label}`")
             reason = reason.replace(", or define the function at module level", "")
-            raise self.fail(node, _COMPLEX_HELPER.format(name=label, reason=reason)) from None
+            shown = "lambda" if isinstance(given, ast.Lambda) else ast.unparse(given or node)
+            text = template.format(name=label, reason=reason, given=shown)
+            raise self.fail(node, text) from None
         return None
 
 
