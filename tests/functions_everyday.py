@@ -493,7 +493,7 @@ def closure_passed_two_levels_down(theta, y0):
 def lambdas_passed_in_a_loop(x):
     total = 0.0
     for i in range(3):
-        total = total + np.sum(apply_to(lambda t: t ** (i + 1), x))
+        total = total + np.sum(apply_to(lambda t: t ** (i + 1), x))  # noqa: B023 (called at once)
     return total
 
 
