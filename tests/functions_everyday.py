@@ -9,6 +9,7 @@ import functools
 import typing
 
 import numpy as np
+from helpers_for_calls import apply_scaled
 
 
 def safe_log_loss(x, y):
@@ -504,3 +505,18 @@ def assigns_its_parameter(g, x):
 
 def closure_passed_to_one_that_rebinds_it(x):
     return np.sum(assigns_its_parameter(lambda t: t * 2.0, x))
+
+
+SCALE = 2.0
+
+
+def lambda_passed_to_another_module(x):
+    k = 3.0
+    return apply_scaled(lambda t: np.sin(t) * k * SCALE, x)  # (its k and SCALE: these)
+
+
+def lambda_passed_by_keyword_reads_late(x):
+    k = 2.0
+    g = lambda t: t * k  # noqa: E731 (a lambda bound to a name is what is tested)
+    k = 3.0  # (the closure reads k when called: 3.0)
+    return apply_scaled(x=x, f=g)

@@ -13,3 +13,9 @@ def split_energy(x):
     kinetic = 0.5 * np.sum(x * x)
     potential = np.sum(np.cos(x))
     return kinetic, potential
+
+
+def apply_scaled(f, x):
+    k = 10.0  # (a local of its own named as the caller's variable the closure reads)
+    y = f(x) * SCALE
+    return np.sum(y) + k

@@ -35,6 +35,8 @@ CASES = [
     (fe.lambda_passed_on, (X,), 0),
     (fe.closure_passed_two_levels_down, (0.7, X), (0, 1)),
     (fe.lambdas_passed_in_a_loop, (X * X + 0.5,), 0),
+    (fe.lambda_passed_to_another_module, (X,), 0),
+    (fe.lambda_passed_by_keyword_reads_late, (X,), 0),
 ]
 
 
@@ -62,6 +64,16 @@ def test_the_closure_reads_the_variables_as_they_are_when_called():
     assert value == pytest.approx(fe.closure_late_binding(x))
     expected = 6 * x**2 + np.cos(x) * x**3 + np.sin(x) * 3 * x**2
     np.testing.assert_allclose(gradient, expected, rtol=1e-12)
+
+
+def test_a_lambda_passed_to_another_module_reads_the_names_where_each_is_written():
+    """The lambda's ``k`` and ``SCALE`` are the caller's (3.0, 2.0); the callee's own
+    ``k`` (10.0) and ``SCALE`` (0.5, its module's) are not."""
+    for mode in MODES:
+        got = srcgrad.grad(fe.lambda_passed_to_another_module, mode=mode)(X)
+        np.testing.assert_allclose(got, np.cos(X) * 3.0 * 2.0 * 0.5, rtol=1e-12)
+        got = srcgrad.grad(fe.lambda_passed_by_keyword_reads_late, mode=mode)(X)
+        np.testing.assert_allclose(got, np.full(3, 3.0 * 0.5), rtol=1e-12)
 
 
 def test_a_lambda_passed_on_is_written_out_where_the_callee_calls_it():
