@@ -117,6 +117,7 @@ def test_the_source_distribution_holds_the_whole_test_suite_and_what_it_reads():
     examples = {p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").glob("*.py")}
     assert examples <= shipped  # (tests/test_examples.py runs them)
     assert {"README.md", "docs/rules.md"} <= shipped  # (test_readme.py, test_cli.py)
+    assert "benchmarks/workloads.py" in shipped  # (test_numba.py)
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in shipped)
 
 
