@@ -208,6 +208,28 @@ def test_broadcast_operands():
             assert "def unbroadcast_to(g, shape):" in g.source  # (numba's form)
 
 
+def test_fusion():
+    """A run of elementwise statements over 1-D arrays of one length is one loop
+    (srcgrad/numba_fusion.py): Rosenbrock's gradient touches each element once; a run
+    whose operands' lengths differ when the code runs (a broadcast) runs as it was."""
+    x = np.linspace(-1.5, 1.5, 9)
+    g = srcgrad.grad(workloads.rosenbrock, compile="numba")
+    _close(g(x), workloads.rosenbrock_grad(x), 0)
+    assert g.source.count("for fused_k in range(fused_n):") == 1
+    assert "t4_bar_k = x[fused_k + 1] - x[fused_k] ** 2" in g.source  # (a number, no array)
+
+    def stencil(u, w):
+        v = u[2:] - 2.0 * u[1:-1] + u[:-2] * w
+        return np.sum(np.sin(v) * w) + np.sum(u * u)
+
+    wrt = (0, 1)
+    s = srcgrad.grad(stencil, wrt, compile="numba")
+    u = np.linspace(0.0, 2.0, 7)
+    for w in (np.linspace(1.0, 2.0, 5), np.array([0.5])):  # (w broadcast: not fused)
+        _close(s(u, w), srcgrad.grad(stencil, wrt)(u, w), wrt)
+    assert "for fused_k in range(fused_n):" in s.source
+
+
 def test_slices():
     """numba's index_adjoint: the adjoint of a slice or a row read."""
 
