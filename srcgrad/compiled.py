@@ -43,6 +43,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from . import numba_helpers
 from .errors import CompileError
 
@@ -55,6 +57,8 @@ _INSTALL = 'pip install "srcgrad[numba]"'
 #: whether a compiled derivative is timed against plain srcgrad's on its first call with
 #: each size of arguments, the faster kept (False: numba's code always)
 CHOOSE = True
+_NDARRAY = np.ndarray
+
 #: the calls of each timed, interleaved (the fastest of each compared)
 SAMPLES = 4
 #: the sizes of arguments timed per derivative (later sizes run numba's code untimed)
@@ -453,15 +457,14 @@ def offer_plain(derived: Any, make: Callable[..., Any]) -> Any:
 
 def _size(args: Sequence[Any]) -> tuple[Any, ...]:
     """What the timed choice is made for: each argument's shape and dtype (an array's),
-    value (an integer's: it may count a loop's trips) or kind."""
-    size: list[Any] = []
-    for a in args:
-        if isinstance(a, (bool, int)):
-            size.append(a)
-        elif hasattr(a, "shape") and hasattr(a, "dtype"):
-            size.append((tuple(a.shape), str(a.dtype)))
-        elif isinstance(a, (tuple, list)):
-            size.append((type(a).__name__, _size(a)))
-        else:
-            size.append(type(a).__name__)
-    return tuple(size)
+    value (an integer's: it may count a loop's trips) or type (cheap: read at each call)."""
+    return tuple(
+        a
+        if type(a) is int
+        else (a.shape, a.dtype)
+        if type(a) is _NDARRAY
+        else (type(a), len(a))
+        if type(a) in (tuple, list)
+        else type(a)
+        for a in args
+    )
