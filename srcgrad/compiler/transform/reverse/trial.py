@@ -51,9 +51,7 @@ class TrialSweep:
         for where, trees in emitted:
             for tree in trees:
                 found = shapes if isinstance(tree, ast.stmt) and _is_zeroing(tree) else values
-                part = _read_part(tree)
-                every = _loads_but_shapes([part], self.builder)
-                read = _loads_but_shapes([part], self.builder, _shape_operands(part, self.builder))
+                every, read = _reads_of(_read_part(tree), self.builder)
                 for n in every:  # (``np.shape(t)`` and ``index_adjoint(g, t, i)``: t's shape)
                     (found if n in read else shapes).setdefault(n, set()).add(where)
         for stmt, u in self.shape_reads:
@@ -76,17 +74,10 @@ def _loads_but_shapes(
     """The names ``trees`` read, leaving out the shape argument of each ``unbroadcast``
     call (a shape is recomputed where its name is not kept: see _resolve_shape_reads),
     and the nodes ``leave`` (by id)."""
-    helper = builder.helpers["unbroadcast"]
     out: set[str] = set()
     for tree in trees:
         found = nodes(tree)
-        shapes = {
-            id(inner)
-            for n in found
-            if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == helper
-            for a in n.args[1:]
-            for inner in nodes(a)
-        } | leave
+        shapes = _unbroadcast_shapes(found, builder) | leave
         out.update(
             n.id
             for n in found
@@ -95,14 +86,43 @@ def _loads_but_shapes(
     return out
 
 
-def _shape_operands(tree: ast.AST, builder: Builder) -> set[int]:
-    """The names (by node id) of which ``tree`` reads only the shape and dtype: the
-    operand of ``np.shape(t)`` and of ``np.shape(t[1:])`` (a basic index's view, whose
-    shape is fixed by ``t``'s), and the array of ``index_adjoint(g, t, i)`` (zeros like
-    ``t`` around ``g``)."""
+def _reads_of(tree: ast.AST, builder: Builder) -> tuple[set[str], set[str]]:
+    """The names ``tree`` reads but for the shape arguments of ``unbroadcast`` (as
+    :func:`_loads_but_shapes`), and of those the ones it reads a value of, not only a
+    shape (:func:`_shape_operands` left out too), from one walk of ``tree``."""
+    found = nodes(tree)
+    leave = _unbroadcast_shapes(found, builder)
+    operands = _shape_operands(found, builder)
+    every: set[str] = set()
+    read: set[str] = set()
+    for n in found:
+        if type(n) is ast.Name and type(n.ctx) is ast.Load and id(n) not in leave:
+            every.add(n.id)
+            if id(n) not in operands:
+                read.add(n.id)
+    return every, read
+
+
+def _unbroadcast_shapes(found: list[ast.AST], builder: Builder) -> set[int]:
+    """The nodes (by id) of the shape arguments of the ``unbroadcast`` calls of ``found``."""
+    helper = builder.helpers["unbroadcast"]
+    return {
+        id(inner)
+        for n in found
+        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == helper
+        for a in n.args[1:]
+        for inner in nodes(a)
+    }
+
+
+def _shape_operands(found: list[ast.AST], builder: Builder) -> set[int]:
+    """The names (by node id) of which the nodes ``found`` (a tree's, :func:`nodes`) read
+    only the shape and dtype: the operand of ``np.shape(t)`` and of ``np.shape(t[1:])``
+    (a basic index's view, whose shape is fixed by ``t``'s), and the array of
+    ``index_adjoint(g, t, i)`` (zeros like ``t`` around ``g``)."""
     adjoints = {builder.helpers.get("index_adjoint"), builder.helpers.get("index_adjoint_add")}
     out: set[int] = set()
-    for n in nodes(tree):
+    for n in found:
         if type(n) is not ast.Call or not n.args:
             continue
         f = n.func
