@@ -129,6 +129,7 @@ def test_a_copy_that_goes_elsewhere_stays():
         "return g",
         "return (g, y_bar)",
         "c = list(g)",
+        "tape += [g]",
         "for row in g: c = row",
     ):
         source = f"""

@@ -57,8 +57,8 @@ def drop_read_only_copies(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.
       of that block after it (so each read sees this statement's value, in a loop the
       same trip's);
     - no statement reads ``a`` into another value that may share its memory (``c = a``,
-      ``c = a[1:]``, ``t.append(a)``, ``return a``): the memory ``a`` may share is read
-      only where ``a`` itself is;
+      ``c = a[1:]``, ``t.append(a)``, ``items += [a]``, ``for row in a``, ``return a``):
+      the memory ``a`` may share is read only where ``a`` itself is;
     - from the copy to the last statement that reads ``a`` (that one included), nothing
       writes in place into an array any name sharing memory with ``a`` or ``e`` may
       hold (``y[i] = v``, ``y += v``, a method other than a reading one, a call with
@@ -193,7 +193,12 @@ def _drops(
     for s in statements:
         if s is block[k]:
             continue
-        shared = shares(s.iter) if isinstance(s, ast.For) else _stmt_shares(s)
+        if isinstance(s, ast.For):
+            shared = shares(s.iter)
+        elif isinstance(s, ast.AugAssign):  # (a list's += keeps the items it is given)
+            shared = shares(s.value)
+        else:
+            shared = _stmt_shares(s)
         if a in shared:
             return False  # (another name, a list or a result would keep its memory)
     own = set(ctx.arguments) | {n for s in statements for n in writes(s)}
