@@ -1,6 +1,7 @@
 """srcgrad with ``compile="numba"`` against plain srcgrad, the hand-written numpy gradient
-and ``jax.jit(jax.grad)``, on the loop and small-array workloads of
-benchmarks/workloads.py: the Euler loop (500 and 2,000 steps) and 40 tiny operations.
+and ``jax.jit(jax.grad)``, on workloads of benchmarks/workloads.py: the Euler loop (500 and
+2,000 steps) and 40 tiny operations (loops and small arrays), the tanh RNN (matrix-bound),
+Rosenbrock on 10**6 elements and the heat-equation stencil (elementwise fusion).
 
     python benchmarks/numba_bench.py             # prints the table
     python benchmarks/numba_bench.py --write     # and writes benchmarks/NUMBA.md
@@ -12,7 +13,9 @@ virtual environment of its own. Single-threaded and float64 like benchmarks/run.
 gradient is checked against the hand-written one before it is timed. A time is the median
 of interleaved rounds (each round a timeit-style adaptive number of calls); the ratio is
 to the hand-written gradient's time. "compile" is the first call (srcgrad: generating the
-code, and numba's compile; jax: tracing and XLA's compile) less a later call.
+code, numba's compile and the timed choice; jax: tracing and XLA's compile) less a later
+call. "kept": what srcgrad+numba's timed choice runs (numba's code, or plain srcgrad's
+where that was faster on the first call); "numba's code": its time with the choice off.
 """
 
 from __future__ import annotations
@@ -44,11 +47,14 @@ import srcgrad  # noqa: E402
 RTOL = 1e-8  # max |g - hand| / max |hand|
 ROUNDS = 7
 
-#: (name, primal, arguments, hand-written gradient, jax static_argnums)
+#: (name, primal, arguments, hand-written gradient, jax static_argnums, wrt)
 CASES = [
-    ("euler, 500 steps", W.euler, (2.0, 1.0, 0.0, 0.01, 500), W.euler_grad, (4,)),
-    ("euler, 2,000 steps", W.euler, W.euler_args(), W.euler_grad, (4,)),
-    ("tiny (40 ops, 10 elements)", W.tiny, W.tiny_args(), W.tiny_grad, ()),
+    ("euler, 500 steps", W.euler, (2.0, 1.0, 0.0, 0.01, 500), W.euler_grad, (4,), 0),
+    ("euler, 2,000 steps", W.euler, W.euler_args(), W.euler_grad, (4,), 0),
+    ("tiny (40 ops, 10 elements)", W.tiny, W.tiny_args(), W.tiny_grad, (), 0),
+    ("tanh RNN (50 steps, 16x64)", W.rnn, W.rnn_args(), W.rnn_grad, (), (0, 1)),
+    ("Rosenbrock, 10^6 elements", W.rosenbrock, W.rosenbrock_args(), W.rosenbrock_grad, (), 0),
+    ("heat stencil (100 steps, 1,000 points)", W.heat, W.heat_args(), W.heat_grad, (2,), (0, 1)),
 ]
 
 
@@ -66,6 +72,11 @@ def _first_and_call(make: Callable[[], Callable[[], Any]]) -> tuple[Callable[[],
 
 
 def _check(got: Any, want: Any) -> None:
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _check(g, w)
+        return
     got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
     error = np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-300)
     if not error <= RTOL:
@@ -82,25 +93,53 @@ def _medians(calls: dict[str, Callable[[], Any]]) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
-def _methods(f: Any, args: tuple, static: tuple, use_jax: bool) -> dict[str, Any]:
+#: what the timed choice kept, by workload (filled as the methods are made)
+KEPT: dict[int, str] = {}
+
+
+def _methods(f: Any, args: tuple, static: tuple, wrt: Any, use_jax: bool) -> dict[str, Any]:
     f = W._with_globals(f, f.__globals__)  # (a new function: srcgrad's cache starts empty)
 
     def plain() -> Callable[[], Any]:
-        g = srcgrad.grad(f)
+        g = srcgrad.grad(f, wrt)
         return lambda: g(*args)
 
     def numba() -> Callable[[], Any]:
-        g = srcgrad.grad(f, compile="numba")
-        return lambda: g(*args)
+        g = srcgrad.grad(f, wrt, compile="numba")
 
-    methods: dict[str, Any] = {"srcgrad": plain, "srcgrad+numba": numba}
+        def call() -> Any:
+            result = g(*args)
+            chosen = g._last.function.chosen
+            KEPT[id(f)] = "numba" if all(chosen.values()) else "plain srcgrad"
+            return result
+
+        return call
+
+    def numba_code() -> Callable[[], Any]:
+        g = W._with_globals(f, f.__globals__)
+        d = srcgrad.grad(g, wrt, compile="numba")
+
+        def call() -> Any:
+            srcgrad.compiled.CHOOSE = False
+            try:
+                return d(*args)
+            finally:
+                srcgrad.compiled.CHOOSE = True
+
+        return call
+
+    methods: dict[str, Any] = {
+        "srcgrad": plain,
+        "srcgrad+numba": numba,
+        "numba's code": numba_code,
+    }
     if use_jax:
         import jax
 
         jax.config.update("jax_enable_x64", True)
 
         def jitted() -> Callable[[], Any]:
-            g = jax.jit(jax.grad(W.rebind(f, jax.numpy)), static_argnums=static)
+            g = jax.jit(jax.grad(W.rebind(f, jax.numpy), wrt), static_argnums=static)
             jargs = tuple(jax.numpy.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
             return lambda: jax.block_until_ready(g(*jargs))
 
@@ -124,15 +163,15 @@ def main() -> None:
     names = ["hand-written numpy", "srcgrad", "srcgrad+numba"]
     if not options.no_jax:
         names.append("jax.jit(jax.grad)")
-    head = ["workload", *names, "compile: srcgrad+numba"]
+    head = ["workload", *names, "kept", "numba's code", "compile: srcgrad+numba"]
     if not options.no_jax:
         head.append("compile: jax.jit")
     rows = []
-    for label, f, args, hand, static in CASES:
+    for label, f, args, hand, static, wrt in CASES:
         want = hand(*args)
         calls: dict[str, Callable[[], Any]] = {"hand-written numpy": lambda h=hand, a=args: h(*a)}
         compiles: dict[str, float] = {}
-        for name, make in _methods(f, args, static, not options.no_jax).items():
+        for name, make in _methods(f, args, static, wrt, not options.no_jax).items():
             call, once, result = _first_and_call(make)
             _check(result, want)
             calls[name] = call
@@ -141,6 +180,10 @@ def main() -> None:
         times = _medians(calls)
         base = times["hand-written numpy"]
         cells = [f"{_time(times[n])} ({times[n] / base:.2f}x)" for n in names]
+        cells.append(next(iter(KEPT.values())))
+        KEPT.clear()
+        code = "numba's code"
+        cells.append(f"{_time(times[code])} ({times[code] / base:.2f}x)")
         cells.append(_time(compiles["srcgrad+numba"]))
         if not options.no_jax:
             cells.append(_time(compiles["jax.jit(jax.grad)"]))
@@ -159,7 +202,7 @@ def main() -> None:
         versions += f", jax {jax.__version__}"
     text = "\n".join(
         [
-            '# srcgrad with compile="numba": loop and small-array workloads',
+            '# srcgrad with compile="numba"',
             "",
             "Made by `python benchmarks/numba_bench.py --write` (see its docstring). Timings "
             "**loaded (2 cores shared with other work)**: ratios matter more than the times. "

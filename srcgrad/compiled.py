@@ -18,6 +18,14 @@ numba's own ``TypingError``:
   keyword numba does not have, a list mixing types) and names the user's line the
   generated line comes from, with the first lines of numba's reason.
 
+The timed choice: numba's code is not faster everywhere (small matrix products inside a
+compiled loop lose to numpy's BLAS calls from Python). On the first call with each size of
+arguments (the shapes, and the integers, which may count trips), :class:`Jitted` times
+numba's code and plain srcgrad's derivative (the plain profile's code, made then),
+:data:`SAMPLES` calls of each interleaved, and keeps the faster for that size: a
+derivative compiled by numba is never slower than plain srcgrad's, give or take the noise
+of the samples. ``srcgrad.compiled.CHOOSE = False`` runs numba's code always.
+
 ``compile="numba"`` raises those errors; ``compile="numba-or-python"`` warns
 (:class:`CompileWarning`) and runs plain Python instead: the plain profile's code where
 :func:`refuse` refused, the same module uncompiled where numba did.
@@ -28,6 +36,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import time
 import types
 import warnings
 from collections.abc import Callable, Sequence
@@ -41,6 +50,14 @@ from .errors import CompileError
 OPTIONS = (None, "numba", "numba-or-python")
 
 _INSTALL = 'pip install "srcgrad[numba]"'
+
+#: whether a compiled derivative is timed against plain srcgrad's on its first call with
+#: each size of arguments, the faster kept (False: numba's code always)
+CHOOSE = True
+#: the calls of each timed, interleaved (the fastest of each compared)
+SAMPLES = 4
+#: the sizes of arguments timed per derivative (later sizes run numba's code untimed)
+_SIZES = 16
 
 
 class CompileWarning(UserWarning):
@@ -251,24 +268,60 @@ class Jitted:
         self.failed: CompileError | None = None
         self.filename = code.co_filename
 
+        #: makes plain srcgrad's derivative (the plain profile's code), for the timed
+        #: choice (:func:`offer_plain`); None: numba's code always
+        self.plain: Callable[[], Callable[..., Any]] | None = None
+        self._plain: Callable[..., Any] | None = None
+        #: by size of arguments: whether numba's code was the faster
+        self.chosen: dict[tuple[Any, ...], bool] = {}
+
     def __call__(self, *args: Any) -> Any:
         if self.failed is not None:  # (numba-or-python, refused once: plain Python)
             return self.python(*args)
+        size = _size(args) if CHOOSE and self.plain is not None else None
+        if size is not None and not self.chosen.get(size, True):
+            return self._plain_function()(*args)
         try:
-            return self.jitted(*args)
+            result = self.jitted(*args)
         except Exception as exc:
             if not _numba_error(exc) and self._compiled(args):  # (the code's own error)
                 raise
             error = self.error(exc, args)
-        if self.strict:
-            raise error
-        self.failed = error
-        warnings.warn(
-            f"compile='numba-or-python': running the derivative as plain Python: {error}",
-            CompileWarning,
-            stacklevel=3,
-        )
-        return self.python(*args)
+            if self.strict:
+                raise error from None
+            self.failed = error
+            warnings.warn(
+                f"compile='numba-or-python': running the derivative as plain Python: {error}",
+                CompileWarning,
+                stacklevel=3,
+            )
+            return self.python(*args)
+        if size is not None and size not in self.chosen and len(self.chosen) < _SIZES:
+            self.chosen[size] = self._numba_faster(args)
+        return result
+
+    def _plain_function(self) -> Callable[..., Any]:
+        if self._plain is None:
+            assert self.plain is not None
+            self._plain = self.plain()
+        return self._plain
+
+    def _numba_faster(self, args: Sequence[Any]) -> bool:
+        """Whether numba's code runs faster than plain srcgrad's on ``args``: the fastest
+        of :data:`SAMPLES` calls of each, interleaved (plain srcgrad's called once before,
+        so that a first call's costs are not timed)."""
+        try:
+            plain = self._plain_function()
+            plain(*args)
+        except Exception:  # (plain srcgrad refuses what numba ran: numba's code)
+            return True
+        best = {True: float("inf"), False: float("inf")}
+        for _ in range(SAMPLES):
+            for numba_code, call in ((True, self.jitted), (False, plain)):
+                start = time.perf_counter()
+                call(*args)
+                best[numba_code] = min(best[numba_code], time.perf_counter() - start)
+        return best[True] <= best[False]
 
     def _compiled(self, args: Sequence[Any]) -> bool:
         """Whether numba has compiled the code for arguments like ``args`` (an error
@@ -347,3 +400,28 @@ def _line(filename: str, lineno: int) -> str:
     import linecache
 
     return linecache.getline(filename, lineno).strip()
+
+
+def offer_plain(derived: Any, make: Callable[..., Any]) -> Any:
+    """``derived`` (a :class:`~srcgrad.compiler.driver.Derived`), its compiled entry point
+    given how to make plain srcgrad's derivative (``make(jit=None)``, on the first call:
+    the timed choice)."""
+    if isinstance(derived.function, Jitted):
+        derived.function.plain = lambda: make(jit=None).function
+    return derived
+
+
+def _size(args: Sequence[Any]) -> tuple[Any, ...]:
+    """What the timed choice is made for: each argument's shape and dtype (an array's),
+    value (an integer's: it may count a loop's trips) or kind."""
+    size: list[Any] = []
+    for a in args:
+        if isinstance(a, (bool, int)):
+            size.append(a)
+        elif hasattr(a, "shape") and hasattr(a, "dtype"):
+            size.append((tuple(a.shape), str(a.dtype)))
+        elif isinstance(a, (tuple, list)):
+            size.append((type(a).__name__, _size(a)))
+        else:
+            size.append(type(a).__name__)
+    return tuple(size)

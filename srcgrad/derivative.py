@@ -37,7 +37,7 @@ from .cache import (
     _QuickCall,
     _remember,
 )
-from .compiled import CompileWarning, profile_of
+from .compiled import CompileWarning, offer_plain, profile_of
 from .compiler import driver
 from .compiler.analyze.dtypes import FLOAT, value_kind
 from .compiler.analyze.facts import is_function_value
@@ -323,9 +323,9 @@ class Derivative(Nesting, Generic[P]):
             pending=self._inner is None and self._generated_kind == "jvp" and self.kind != "jvp",
         )
         if self.compile != "numba-or-python":
-            return made(jit=self.compile)
+            return offer_plain(made(jit=self.compile), made)
         try:
-            return made(jit=self.compile)
+            return offer_plain(made(jit=self.compile), made)
         except CompileError as exc:
             warnings.warn(
                 f"compile='numba-or-python': running the derivative as plain Python: {exc}",

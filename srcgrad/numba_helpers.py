@@ -42,8 +42,12 @@ def unbroadcast(g, x):
 
 
 def unbroadcast_to(g, shape):
-    """Sum ``g`` down to ``shape`` (of rank 1 or more): each element of ``g`` added into
+    """Sum ``g`` down to ``shape`` (of any rank): each element of ``g`` added into
     the element of the result its index broadcasts from, the axes lined up at the end."""
+    if len(shape) == 0:  # (a number's shape: everything summed)
+        if isinstance(g, (float, int)):
+            return g + 0.0
+        return np.sum(g) + 0.0
     if isinstance(g, (float, int)):
         return np.full(shape, g)
     out = np.zeros(shape, g.dtype)
@@ -74,6 +78,41 @@ def index_adjoint(g, x, index):
     return out
 
 
+def matmul_shape(a, b):
+    """The shape of ``x @ y`` for ``x`` of shape ``a`` and ``y`` of shape ``b``, operands
+    of rank 1 or 2 (numba's ``@``); a ``ValueError`` where ``x @ y`` would raise one."""
+    if len(b) == 1:
+        if a[-1] != b[0]:
+            raise ValueError("matmul: the operands' shapes do not match in their core dimension")
+        return a[:-1]
+    if a[-1] != b[-2]:
+        raise ValueError("matmul: the operands' shapes do not match in their core dimension")
+    if len(a) == 1:
+        return b[:-2] + b[-1:]
+    return a[:-1] + b[-1:]
+
+
+def zero_adjoint(x):
+    """A zero adjoint for ``x``: ``0.0`` for a number, zeros like an array."""
+    if isinstance(x, (float, int)):
+        return 0.0
+    return np.zeros_like(x)
+
+
+def add_seq(a, b):
+    """``a + b`` for adjoints that are numbers or arrays (this form refuses containers,
+    where ``+`` would join them instead of adding)."""
+    if isinstance(a, (list, tuple)):
+        raise TypeError("compile='numba': adjoints of lists and tuples are not added here")
+    return a + b
+
+
+def spread(g, xs):
+    """Adjoint of ``sum(xs)`` for a list ``xs``: ``g`` for every element (summed to its
+    shape)."""
+    return [unbroadcast(g, x) for x in xs]
+
+
 #: the helpers with a numba form, by name (the tangent helpers of elementwise rules
 #: compile as they are: numba's np.where takes numbers and arrays alike)
 FORMS = {
@@ -84,4 +123,8 @@ FORMS = {
     "check_scalar": check_scalar,
     "unbroadcast": unbroadcast,
     "unbroadcast_to": unbroadcast_to,
+    "matmul_shape": matmul_shape,
+    "zero_adjoint": zero_adjoint,
+    "add_seq": add_seq,
+    "spread": spread,
 }

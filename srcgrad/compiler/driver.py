@@ -26,6 +26,7 @@ from typing import Any
 
 from ..backends import NUMPY, Backend
 from ..compiled import Jitted, refuse
+from ..numba_fusion import fuse
 from . import emit as emit_stage
 from .analyze import analyze
 from .analyze.checks import check_facts
@@ -329,8 +330,8 @@ def _optimize(
     user_names = {n for n in facts.definitions if n not in norm.temps}
     floats = frozenset(facts.floats)
     func = optimize(func, temporaries, user_names, builder.helpers, builder.xp, floats)
-    if builder.profile == "numba":  # (numba has no item or slice of a range)
-        func = numba_ranges(func, builder)
+    if builder.profile == "numba":  # (numba has no item or slice of a range; fusion)
+        func = fuse(numba_ranges(func, builder), facts, builder)
     return func
 
 

@@ -7,6 +7,7 @@ Out: the same function with no item or slice of a range, which numba does not ha
 
     t1 = range(len(X))                 t1 = range(len(X))
     i = t1[i_1]               ->       i = t1.start + i_1 * t1.step
+    j = t1[::-1][i_1]         ->       j = t1.start + (len(t1) - 1 - i_1) * t1.step
 
     t2 = range(a, b, s)[::-1]          t3 = range(a, b, s)
                               ->       t2 = range(t3.start + (len(t3) - 1) * t3.step,
@@ -192,4 +193,20 @@ class _Ranges(ast.NodeTransformer):
         ):
             step = ast.BinOp(left=node.slice, op=ast.Mult(), right=_attr(value.id, "step"))
             return ast.BinOp(left=_attr(value.id, "start"), op=ast.Add(), right=step)
+        reversed_ = _reversal_of(value, self.ranges)
+        if (
+            isinstance(node.ctx, ast.Load)
+            and isinstance(reversed_, ast.Name)
+            and isinstance(node.slice, ast.Name)
+            and node.slice.id in self.positions
+        ):  # r[::-1][i]: r.start + (len(r) - 1 - i) * r.step
+            r = reversed_.id
+            last = ast.BinOp(
+                left=ast.Call(func=name("len"), args=[name(r)], keywords=[]),
+                op=ast.Sub(),
+                right=ast.Constant(1),
+            )
+            back = ast.BinOp(left=last, op=ast.Sub(), right=node.slice)
+            step = ast.BinOp(left=back, op=ast.Mult(), right=_attr(r, "step"))
+            return ast.BinOp(left=_attr(r, "start"), op=ast.Add(), right=step)
         return node

@@ -604,10 +604,22 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             return ast.Constant(0)
         if self._boolean(v):  # (a branch's direction)
             return ast.Constant(False)
-        if rank and v in self.facts.proven_floats:
+        if rank and (v in self.facts.proven_floats or self._mask(v)):
             zeros = ast.Tuple(elts=[ast.Constant(0)] * rank, ctx=ast.Load())
-            return self.builder.xp_call("empty", zeros)
+            empty = self.builder.xp_call("empty", zeros)
+            if v not in self.facts.proven_floats:  # (a mask: an empty bool array)
+                bool_ = ast.Attribute(value=name(self.builder.xp), attr="bool_", ctx=ast.Load())
+                empty.keywords.append(ast.keyword(arg="dtype", value=bool_))
+            return empty
         return ast.Constant(None)
+
+    def _mask(self, v: str) -> bool:
+        """Whether every definition of ``v`` is a comparison (``x > 0``): a bool array
+        where ``v`` has a rank (the numba profile presets it to an empty bool array)."""
+        defs = self.facts.definitions.get(v, [])
+        return bool(defs) and all(
+            isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Compare) for stmt, _ in defs
+        )
 
     def _value_checks(
         self, kind: str, out: ast.expr, seed_name: str, body: list[ast.stmt]
