@@ -34,16 +34,7 @@ LONG_MODULES: dict[str, str] = {
 }
 
 #: functions over FUNCTION_LINES, as "path::qualified.name": why they still are
-LONG_FUNCTIONS: dict[str, str] = {
-    "srcgrad/compiler/driver.py::derive": (
-        "the stages after analysis, run in order; driver.py is being edited by other "
-        "work: to be split after that is merged"
-    ),
-    "srcgrad/compiler/derived.py::_emitted": (
-        "emitting a derivative and its callees; moved from driver.py as it was: cut into "
-        "helpers next"
-    ),
-}
+LONG_FUNCTIONS: dict[str, str] = {}
 
 
 def _modules() -> list[Path]:

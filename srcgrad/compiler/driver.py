@@ -270,20 +270,7 @@ def derive(
     assert kind in KINDS, kind
     if pending:
         assert kind == "jvp" and counts is None
-        remake = functools.partial(
-            derive,
-            norm,
-            kind,
-            wrt,
-            ranks,
-            backend,
-            None,
-            wide,
-            floats,
-            statics,
-            complexes,
-            jit=jit,
-        )
+        remake = _remake(norm, kind, wrt, ranks, backend, wide, floats, statics, complexes, jit)
         return PendingJVP(functools.partial(remake, None), remake, tuple(norm.copied))
     lanes = None if counts is None else lanes_of(wrt, counts)
     with _collector_paused():
@@ -296,16 +283,7 @@ def derive(
             _check_scalar_output(norm, facts)
         program, builder = _program(norm, facts)
         program.profile = builder.profile = None if jit is None else "numba"
-        _count("transform")
-        if kind == "jvp":
-            func = forward(norm, facts, wrt, builder, lanes)
-        else:
-            func = reverse(norm, facts, wrt, builder, kind)
-        if trace is not None:
-            trace["transform"] = unparse(func)
-        func = _optimize(func, norm, facts, builder)
-        if trace is not None:
-            trace["optimize"] = unparse(func)
+        func = _transformed(norm, facts, kind, wrt, builder, lanes, trace)
         if norm.errstate:
             program.errstate[func.name] = norm.errstate
         program.build()
@@ -319,21 +297,64 @@ def derive(
         derived = _emitted(norm, kind, func, program, builder, backend, trace, lanes, jit)
         derived.copied = tuple(norm.copied)
         if kind == "jvp" and counts is None:
-            derived.remake = functools.partial(
-                derive,
-                norm,
-                kind,
-                wrt,
-                ranks,
-                backend,
-                None,
-                wide,
-                floats,
-                statics,
-                complexes,
-                jit=jit,
+            derived.remake = _remake(
+                norm, kind, wrt, ranks, backend, wide, floats, statics, complexes, jit
             )
         return derived
+
+
+def _remake(
+    norm: Normalized,
+    kind: str,
+    wrt: list[str],
+    ranks: dict[str, int | None] | None,
+    backend: Backend,
+    wide: dict[str, tuple[bool, ...]] | None,
+    floats: frozenset[str],
+    statics: dict[str, Any] | None,
+    complexes: frozenset[str],
+    jit: str | None,
+) -> Callable[..., Derived | PendingJVP]:
+    """``derive`` of a JVP with these arguments, given ``counts`` (None: the plain JVP):
+    how a JVP makes its vector JVPs (``Derived.remake``)."""
+    return functools.partial(
+        derive,
+        norm,
+        kind,
+        wrt,
+        ranks,
+        backend,
+        None,
+        wide,
+        floats,
+        statics,
+        complexes,
+        jit=jit,
+    )
+
+
+def _transformed(
+    norm: Normalized,
+    facts: Facts,
+    kind: str,
+    wrt: list[str],
+    builder: Builder,
+    lanes: tuple[Lane, ...] | None,
+    trace: dict[str, str] | None,
+) -> ast.FunctionDef:
+    """The entry point's derivative: transformed (forward or reverse mode), then
+    optimized."""
+    _count("transform")
+    if kind == "jvp":
+        func = forward(norm, facts, wrt, builder, lanes)
+    else:
+        func = reverse(norm, facts, wrt, builder, kind)
+    if trace is not None:
+        trace["transform"] = unparse(func)
+    func = _optimize(func, norm, facts, builder)
+    if trace is not None:
+        trace["optimize"] = unparse(func)
+    return func
 
 
 @contextlib.contextmanager
