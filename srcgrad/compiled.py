@@ -34,6 +34,7 @@ of the samples. ``srcgrad.compiled.CHOOSE = False`` runs numba's code always.
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import re
 import time
@@ -41,6 +42,8 @@ import types
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from . import numba_helpers
 from .errors import CompileError
@@ -54,6 +57,8 @@ _INSTALL = 'pip install "srcgrad[numba]"'
 #: whether a compiled derivative is timed against plain srcgrad's on its first call with
 #: each size of arguments, the faster kept (False: numba's code always)
 CHOOSE = True
+_NDARRAY = np.ndarray
+
 #: the calls of each timed, interleaved (the fastest of each compared)
 SAMPLES = 4
 #: the sizes of arguments timed per derivative (later sizes run numba's code untimed)
@@ -199,17 +204,7 @@ _SLICES = (
 )
 _HELPER_ADVICE = {
     **dict.fromkeys(
-        (
-            "zeros_seq",
-            "zero_adjoint",
-            "add_seq",
-            "add_at",
-            "set_at",
-            "unstack",
-            "unstack_like",
-            "split_like",
-            "spread",
-        ),
+        ("zeros_seq", "add_at", "set_at", "unstack", "unstack_like", "split_like"),
         _SEQUENCES,
     ),
     "unbroadcast": _BROADCAST,
@@ -259,8 +254,9 @@ class Jitted:
         for k, v in namespace.items():  # the user's functions the code calls, compiled too
             if k not in made and _user_function(v):
                 namespace[k] = nb.njit(v)
+        shared = _shared(made, namespace)
         for k, v in made.items():
-            namespace[k] = nb.njit(v)
+            namespace[k] = _helper(k, v) if k in shared else nb.njit(v)
         self.jitted = namespace[entry]
         self.python = python
         self.where = where
@@ -366,6 +362,54 @@ class Jitted:
         )
 
 
+#: the numba profile's runtime helpers compiled, by name and code: each module that calls
+#: them shares them (numba compiles each helper once per kind of arguments, not per
+#: module); their globals: numpy and themselves (no module's, which would keep its
+#: bindings, the user's functions among them, alive)
+_HELPERS: dict[tuple[Any, ...], Any] = {}
+_HELPER_GLOBALS: dict[str, Any] = {}
+
+
+def _shared(made: dict[str, Any], namespace: dict[str, Any]) -> set[str]:
+    """The functions of ``made`` that are :mod:`srcgrad.numba_helpers`'s forms reading no
+    global but numpy, builtins and other such helpers (compiled once for all modules)."""
+    import numpy
+
+    if namespace.get("np") is not numpy:
+        return set()
+    reads = {
+        k: {n for n in v.__code__.co_names if n in namespace and n != "np"}
+        for k, v in made.items()
+        if k in numba_helpers.FORMS
+    }
+    shared = {
+        k
+        for k, names in reads.items()
+        if all(n in reads or namespace[n] is getattr(builtins, n, None) for n in names)
+    }
+    while True:  # (a helper calling one that is not shared is not shared either)
+        kept = {k for k in shared if all(n in shared or n not in reads for n in reads[k])}
+        if kept == shared:
+            return shared
+        shared = kept
+
+
+def _helper(k: str, function: types.FunctionType) -> Any:
+    """The helper ``function`` named ``k`` compiled, shared between modules."""
+    import numpy
+
+    code = function.__code__
+    key = (k, code.co_code, repr(code.co_consts), code.co_names)
+    if key not in _HELPERS:
+        if _HELPER_GLOBALS.get(k) is not None:  # (another version of it)
+            return numba().njit(function)
+        _HELPER_GLOBALS["np"] = numpy
+        _HELPER_GLOBALS["__builtins__"] = builtins
+        copy = types.FunctionType(code, _HELPER_GLOBALS, k, function.__defaults__)
+        _HELPERS[key] = _HELPER_GLOBALS[k] = numba().njit(copy)
+    return _HELPERS[key]
+
+
 def _numba_error(exc: BaseException) -> bool:
     from numba.core.errors import NumbaError
 
@@ -413,15 +457,14 @@ def offer_plain(derived: Any, make: Callable[..., Any]) -> Any:
 
 def _size(args: Sequence[Any]) -> tuple[Any, ...]:
     """What the timed choice is made for: each argument's shape and dtype (an array's),
-    value (an integer's: it may count a loop's trips) or kind."""
-    size: list[Any] = []
-    for a in args:
-        if isinstance(a, (bool, int)):
-            size.append(a)
-        elif hasattr(a, "shape") and hasattr(a, "dtype"):
-            size.append((tuple(a.shape), str(a.dtype)))
-        elif isinstance(a, (tuple, list)):
-            size.append((type(a).__name__, _size(a)))
-        else:
-            size.append(type(a).__name__)
-    return tuple(size)
+    value (an integer's: it may count a loop's trips) or type (cheap: read at each call)."""
+    return tuple(
+        a
+        if type(a) is int
+        else (a.shape, a.dtype)
+        if type(a) is _NDARRAY
+        else (type(a), len(a))
+        if type(a) in (tuple, list)
+        else type(a)
+        for a in args
+    )

@@ -497,7 +497,56 @@ class _Fuser:
 
     # -- the fused code -------------------------------------------------------------------
 
+    def carry(self, run: _Run) -> None:
+        """Each array the run allocates as zeros (``index_adjoint``) and only adds to, at
+        one or more offsets, written once per element: the loop adds each trip's terms in
+        numbers, one per offset, and stores element ``k + low`` (the lowest offset), whose
+        terms from earlier trips it carries in numbers too; the elements no trip reaches
+        are set to zero. (A store in place of an addition to memory: no zeros written
+        first, no trip waiting on the memory the trip before wrote.)"""
+        k, n = name(self.k), name(self.n)
+        for v, like in run.like.items():
+            accesses = [a for a in run.accesses if a.base == v]
+            if not accesses or any(not a.write or a.op not in _ADDS for a in accesses):
+                continue
+            offsets = sorted({a.offset for a in accesses})
+            low, high = offsets[0], offsets[-1]
+            terms = {o: self.fresh(f"{v}_at_{o}") for o in offsets}
+            carried = [self.fresh(f"{v}_next_{d}") for d in range(1, high - low + 1)]
+            body: list[ast.stmt] = [_zero(terms[o]) for o in offsets]
+            for stmt in run.body:
+                o = _offset_written(stmt, v, self.k)
+                if o is None:
+                    body.append(stmt)
+                else:
+                    assert isinstance(stmt, ast.AugAssign)
+                    body.append(ast.AugAssign(target=name(terms[o]), op=stmt.op, value=stmt.value))
+            first = _plus(name(carried[0]) if carried else None, _term(terms, low))
+            body.append(ast.Assign(targets=[_at(v, low, k)], value=first))
+            for d in range(1, len(carried) + 1):
+                later = name(carried[d]) if d < len(carried) else None
+                value = _plus(later, _term(terms, low + d))
+                body.append(ast.Assign(targets=[name(carried[d - 1])], value=value))
+            run.body = body
+            for stmt in run.before:
+                if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+                    if stmt.targets[0].id == v:
+                        stmt.value = self.builder.xp_call("empty_like", name(like))
+            run.before.extend(_zero(c) for c in carried)
+            if low:
+                head = ast.Subscript(
+                    value=name(v), slice=ast.Slice(upper=ast.Constant(low)), ctx=ast.Load()
+                )
+                run.before.append(ast.Assign(targets=[head], value=ast.Constant(0.0)))
+            for d, c in enumerate(carried):
+                store = _at(v, low + d, n)
+                run.after.append(ast.Assign(targets=[store], value=name(c)))
+            end = _at(v, high, n).slice
+            tail = ast.Subscript(value=name(v), slice=ast.Slice(lower=end), ctx=ast.Load())
+            run.after.append(ast.Assign(targets=[tail], value=ast.Constant(0.0)))
+
     def emit(self, run: _Run) -> list[ast.stmt]:
+        self.carry(run)
         first, *rest = run.lengths
         checks: list[ast.expr] = [
             ast.Compare(left=length, ops=[ast.Eq()], comparators=[name(self.n)]) for length in rest
@@ -526,6 +575,37 @@ def _at(base: str, offset: int, k: ast.expr) -> ast.Subscript:
     if offset:
         index = ast.BinOp(left=index, op=ast.Add(), right=ast.Constant(offset))
     return ast.Subscript(value=name(base), slice=index, ctx=ast.Load())
+
+
+def _term(terms: dict[int, str], offset: int) -> ast.expr | None:
+    return name(terms[offset]) if offset in terms else None
+
+
+def _plus(a: ast.expr | None, b: ast.expr | None) -> ast.expr:
+    if a is None or b is None:
+        return a or b or ast.Constant(0.0)
+    return ast.BinOp(left=a, op=ast.Add(), right=b)
+
+
+def _zero(v: str) -> ast.Assign:
+    return ast.Assign(targets=[name(v)], value=ast.Constant(0.0))
+
+
+def _offset_written(stmt: ast.stmt, v: str, k: str) -> int | None:
+    """The offset of the element of ``v`` the loop's statement ``stmt`` adds to
+    (``v[k + 1] += ...``), or None."""
+    if not (
+        isinstance(stmt, ast.AugAssign)
+        and isinstance(stmt.target, ast.Subscript)
+        and isinstance(stmt.target.value, ast.Name)
+        and stmt.target.value.id == v
+    ):
+        return None
+    index = stmt.target.slice
+    if isinstance(index, ast.Name) and index.id == k:
+        return 0
+    assert isinstance(index, ast.BinOp) and isinstance(index.right, ast.Constant)
+    return int(index.right.value)
 
 
 def _is_copy(value: ast.expr, xp: str) -> bool:

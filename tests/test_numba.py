@@ -217,6 +217,8 @@ def test_fusion():
     _close(g(x), workloads.rosenbrock_grad(x), 0)
     assert g.source.count("for fused_k in range(fused_n):") == 1
     assert "t4_bar_k = x[fused_k + 1] - x[fused_k] ** 2" in g.source  # (a number, no array)
+    assert "x_bar = np.empty_like(x)" in g.source  # (each element stored once: no zeros)
+    assert "x_bar[fused_k] = x_bar_next_1 + x_bar_at_0" in g.source
 
     def stencil(u, w):
         v = u[2:] - 2.0 * u[1:-1] + u[:-2] * w
