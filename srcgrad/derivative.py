@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec
 
@@ -27,23 +26,20 @@ from .arguments import (
     check_written_apart,
     complex_arguments,
 )
-from .backends import NUMPY, Backend, backend_of, check_arguments
+from .backends import NUMPY, backend_of, check_arguments
 from .cache import (
     _CACHE,
     _code_key,
-    _current_entry,
-    _Entry,
     _quick_key,
     _QuickCall,
     _remember,
 )
-from .compiled import CompileWarning, offer_plain, profile_of
+from .compiled import profile_of
 from .compiler import driver
 from .compiler.analyze.dtypes import FLOAT, value_kind
 from .compiler.analyze.facts import is_function_value
-from .errors import CompileError, SrcgradError
+from .generation import Generation
 from .nesting import Nesting
-from .origins import _in_user_code
 from .passes import _forward_grad, auto_forward
 from .results import _fresh, _like_tree, _output_dtype, _tangent_like
 
@@ -53,7 +49,7 @@ from .results import _fresh, _like_tree, _output_dtype, _tangent_like
 P = ParamSpec("P")
 
 
-class Derivative(Nesting, Generic[P]):
+class Derivative(Nesting, Generation, Generic[P]):
     """A derivative of a Python function, generated as Python source.
 
     Call it like the transformation that made it says. ``.source`` is the
@@ -117,6 +113,21 @@ class Derivative(Nesting, Generic[P]):
         profile_of(compile)  # (checked, and numba installed, before any call)
         #: ``compile=``: None, ``"numba"`` or ``"numba-or-python"`` (see srcgrad.compiled)
         self.compile = compile
+        mode = self._take_function(func, kind, mode, has_aux)
+        self.has_aux = has_aux
+        functools.update_wrapper(self, func, updated=())
+        self.__wrapped__ = func
+        self.kind = kind
+        self.mode = mode
+        self._take_signature(func)
+        self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
+        self._start_calls(kind)
+        if kind == "vjp" and self._inner is not None and self._inner.kind in ("grad", "vjp"):
+            self._over_reverse = _vjp_of_reverse(self._inner, self)
+
+    def _take_function(self, func: Callable[..., Any], kind: str, mode: str, has_aux: bool) -> str:
+        """Check that ``func`` is a Python function or a derivative (``_inner``: the
+        one to differentiate again) and the options fit it; returns the mode."""
         self._inner: Derivative | None = None
         if isinstance(func, Derivative):
             # higher order: differentiate the inner derivative's generated code
@@ -128,11 +139,11 @@ class Derivative(Nesting, Generic[P]):
             raise ValueError(f"mode must be 'reverse', 'forward' or 'auto', not {mode!r}")
         if has_aux and self._inner is not None:
             raise TypeError("has_aux=True needs a Python function, not a derivative")
-        self.has_aux = has_aux
-        functools.update_wrapper(self, func, updated=())
-        self.__wrapped__ = func
-        self.kind = kind
-        self.mode = mode
+        return mode
+
+    def _take_signature(self, func: Callable[..., Any]) -> None:
+        """The parameters of ``func`` this derivative takes, and after them an inner
+        jvp's tangents or vjp's cotangent (``_extra_names``)."""
         # (the callable's own parameters: not those of a function it wraps)
         self._signature = inspect.signature(func, follow_wrapped=False)
         #: the __defaults__ the signature holds (a call binds the function's current ones)
@@ -149,7 +160,10 @@ class Derivative(Nesting, Generic[P]):
         #: the function's ``**kwargs`` parameter: the dict its keywords make is passed
         #: to the generated code as one argument, never differentiated
         self._keywords = _keywords_parameter(func)
-        self.wrt, self._wrt_tuple = _normalize_wrt(wrt, self._params, func)
+
+    def _start_calls(self, kind: str) -> None:
+        """What calls remember: the latest code, the quick calls, the wrt arguments'
+        places, the forward-mode twin of ``mode="auto"``."""
         self._last: driver.Derived | None = None
         self._wrappers: dict[tuple, tuple[driver.Derived, Callable[..., Any]]] = {}
         #: how many arguments a call on the quick path has (None: no quick path, for a
@@ -167,8 +181,6 @@ class Derivative(Nesting, Generic[P]):
         #: mode="auto": the same derivative in forward mode, for calls with few input
         #: elements (made on the first such call; the others run this one, in reverse mode)
         self._forward_twin: Derivative | None = None
-        if kind == "vjp" and self._inner is not None and self._inner.kind in ("grad", "vjp"):
-            self._over_reverse = _vjp_of_reverse(self._inner, self)
 
     def _add_extra_parameters(self, inner: Derivative) -> None:
         """Add the parameters after the function's that the code of the derivative
@@ -194,145 +206,6 @@ class Derivative(Nesting, Generic[P]):
         ]
         added = [inspect.Parameter(n, positional) for n in self._extra_names]
         self._signature = self._signature.replace(parameters=[*params, *added])
-
-    # -- generation --------------------------------------------------------------
-    @property
-    def _generated_kind(self) -> str:
-        if self.kind in ("grad", "value_and_grad") and self.mode == "forward":
-            return "jvp"
-        return self.kind
-
-    def _derived(
-        self,
-        ranks: dict[str, Any],
-        backend: Backend,
-        wide: tuple | None = None,
-        floats: frozenset[str] = frozenset(),
-        statics: tuple = (),
-        complexes: frozenset[str] = frozenset(),
-    ) -> driver.Derived:
-        """The generated code for arguments of these ranks (pytrees: their structures)
-        and, in ``wide``, for each array argument, which of its axes are not of length 1;
-        ``floats``: the parameters whose arguments are floats (numbers or float arrays);
-        ``statics``: (parameter, function) for the arguments that are functions (the code
-        calls their derivatives: it is made for those very functions)."""
-        if self._over_reverse is not None:
-            raise TypeError(
-                f"srcgrad does not differentiate {self!r} again (it is reverse mode over "
-                "forward-mode code already); differentiate the function itself to the order "
-                "you need"
-            )
-        ranks_key = tuple(ranks.get(p) for p in self._params)
-        floats = frozenset(floats) & set(self._params)
-        wide = wide if self._inner is None and wide is not None else ()
-        statics = tuple((p, v) for p, v in statics if p in self._params)
-        target = self._target(ranks, backend, floats, statics)
-        wrt = self.wrt
-        if self._inner is not None:
-            wrt, ranks, floats, statics = self._renamed(target, ranks, floats, statics)
-        floats_key = tuple(sorted(floats))
-        key = (
-            self._generated_kind,
-            tuple(wrt),
-            backend.name,
-            ranks_key,
-            wide,
-            self.has_aux,
-            floats_key,
-            statics,
-            tuple(sorted(complexes)),
-            self._tangent_output and self.kind != "jvp",  # (code of the tangent output alone)
-            self.compile,
-        )
-        entry = _current_entry(target)
-        derived = entry.derived.get(key)
-        if derived is None or not derived.is_current():
-            derived = self._generate(
-                entry, target, wrt, ranks, backend, wide, floats, statics, complexes
-            )
-            entry.derived[key] = derived
-        self._last = derived
-        return derived
-
-    def _generate(
-        self,
-        entry: _Entry,
-        target: Callable[..., Any],
-        wrt: list[str],
-        ranks: dict[str, Any],
-        backend: Backend,
-        wide: tuple,
-        floats: frozenset[str] = frozenset(),
-        statics: tuple = (),
-        complexes: frozenset[str] = frozenset(),
-    ) -> driver.Derived:
-        """Generate the code ``_derived`` looks for (and keeps in ``entry``); an error
-        in the inner derivative's code is reported where the user wrote its line."""
-        try:
-            return self._derive(
-                entry, target, wrt, ranks, backend, wide, floats, statics, complexes
-            )
-        except SrcgradError as exc:
-            if self._inner is None:
-                raise
-            raise _in_user_code(exc, self) from None
-        except ValueError as exc:  # (grad of a derivative whose output is not a scalar)
-            if self._inner is None or repr(target.__name__) not in str(exc):
-                raise
-            raise ValueError(str(exc).replace(repr(target.__name__), repr(self._inner))) from None
-
-    def _derive(
-        self,
-        entry: _Entry,
-        target: Callable[..., Any],
-        wrt: list[str],
-        ranks: dict[str, Any],
-        backend: Backend,
-        wide: tuple,
-        floats: frozenset[str],
-        statics: tuple = (),
-        complexes: frozenset[str] = frozenset(),
-    ) -> driver.Derived:
-        """The code for these arguments, from ``target``'s normalized form in ``entry``
-        (made on first use)."""
-        if self.has_aux or (self._tangent_output and self.kind != "jvp"):
-            if entry.norm_aux is None:
-                entry.norm_aux = driver.front(target)
-                if self._tangent_output:
-                    entry.norm_aux.split_aux(keep=1, drop=True)
-                else:
-                    entry.norm_aux.split_aux()
-            norm = entry.norm_aux
-        else:
-            if entry.norm is None:
-                entry.norm = driver.front(target)
-            norm = entry.norm
-        made = functools.partial(
-            driver.derive,
-            norm,
-            self._generated_kind,
-            wrt,
-            ranks,
-            backend,
-            wide=dict(wide),
-            floats=floats,
-            statics=dict(statics),
-            complexes=complexes,
-            # (forward-mode grad runs a vector JVP for a few elements: the plain one is
-            # made only if it is needed)
-            pending=self._inner is None and self._generated_kind == "jvp" and self.kind != "jvp",
-        )
-        if self.compile != "numba-or-python":
-            return offer_plain(made(jit=self.compile), made)
-        try:
-            return offer_plain(made(jit=self.compile), made)
-        except CompileError as exc:
-            warnings.warn(
-                f"compile='numba-or-python': running the derivative as plain Python: {exc}",
-                CompileWarning,
-                stacklevel=5,
-            )
-            return made(jit=None)
 
     @property
     def source(self) -> str:

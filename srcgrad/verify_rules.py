@@ -9,15 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import pytree
-from .verify import (
-    _Checker,
-    _copied,
-    _describe,
-    _FiniteDifference,
-    _inner,
-    _is_float,
-    run,
-)
+from .verify import _is_float, run
+from .verify_checks import _Checker, _copied, _describe, _FiniteDifference, _inner
 
 
 def verify_rule(

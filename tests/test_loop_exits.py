@@ -14,6 +14,7 @@ a person writes.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
 import autograd
@@ -288,5 +289,39 @@ def test_the_general_path_records_what_it_must():
     assert _pushes(read_after_step, (X, 1.0)) >= 1
     # a counter stepped by something other than a constant is recorded
     assert _pushes(counter_jumps, (X, 1.0)) >= 1
-    # an active update before the break: the guard's flag is recorded per trip
-    assert _pushes(break_between_updates, (X, 1.5)) >= 1
+    # an active update before the break: s is recorded (twice a trip), the guard's flag
+    # not (restored to True: every trip but the last passed it)
+    assert _pushes(break_between_updates, (X, 1.5)) == 2
+
+
+def nested_update_before_break(X, t):
+    s = 0.0
+    for r in range(X.shape[0]):
+        j = 0
+        while j < X.shape[1]:
+            s = s + X[r, j] * np.cos(X[r, j])
+            if s > t:
+                break
+            j += 1
+    return s * s
+
+
+def test_a_guard_flag_is_restored_to_true_not_recorded():
+    g = srcgrad.grad(break_between_updates)
+    g(X, 1.5)
+    adjoint = g.source.split("for _ in range(trips)")[1]
+    assert re.search(r"^ +t\d+ = True$", adjoint, re.M)
+    assert adjoint.count(".pop()") == 2  # (s's two values a trip)
+
+
+@pytest.mark.parametrize("t", [0.5, 1.0, 100.0])  # (breaks early, late, never)
+def test_a_guard_flag_in_an_inner_loop_is_recorded(t):
+    """The flag of an inner loop's last trip is overwritten by the next outer trip's:
+    restoring True there would be wrong, so it is recorded."""
+    g = srcgrad.grad(nested_update_before_break)
+    expected = autograd.grad(autograd_twin(nested_update_before_break))(M, t)
+    np.testing.assert_allclose(g(M, t), expected, rtol=1e-12, atol=1e-12)
+    assert not re.search(r"^ +t\d+ = True$", g.source, re.M)
+    for case in [(X, 1.5), (X, 0.1), (X, 100.0)]:  # (and the loop in no other loop)
+        want = autograd.grad(autograd_twin(break_between_updates))(*case)
+        np.testing.assert_allclose(srcgrad.grad(break_between_updates)(*case), want, rtol=1e-12)

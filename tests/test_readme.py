@@ -44,9 +44,22 @@ def _loss_args():  # "for a 1-D w and 2-D x"
     return rng.standard_normal(3), rng.standard_normal((5, 3)), rng.random(5)
 
 
+def scatter(x, w, idx):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        y[idx[i]] += w * x[i]
+    return np.sum(y * y)
+
+
+def _scatter_args():  # (the README's summary line spells scatter out)
+    rng = np.random.default_rng(7)
+    return rng.standard_normal(8), 0.5, rng.integers(0, 8, 8)
+
+
 #: generated function name -> (its derivative, the arguments it is called with)
 GENERATED = {
     "grad_loss": (srcgrad.grad(loss), _loss_args),
+    "grad_scatter": (srcgrad.grad(scatter, wrt=(0, 1)), _scatter_args),
 }
 USER = {"loss": loss}
 
@@ -144,6 +157,15 @@ def test_show_prints_the_generic_version_the_readme_describes():
         "`python -m srcgrad show` prints other code for the README's loss now: make the "
         f"README's paragraph after grad_loss say what it does:\n\n{generic}"
     )
+
+
+def test_the_readme_spells_out_the_scatter_it_shows():
+    text = README.read_text()
+    assert (
+        "<code>y = np.zeros_like(x); for i in range(x.shape[0]): y[idx[i]] += w * x[i]</code>"
+        in text
+    )
+    assert "<code>np.sum(y * y)</code>, in x and w" in text
 
 
 def test_the_readme_stays_short_and_links_every_page_of_the_site():

@@ -22,7 +22,17 @@ from .alias_calls import (
     _is_builtin,
     _is_new_array,
 )
-from .alias_model import _OUTSIDE, _SHARING, Place, _aged, _join, _rebound, _sharers_of
+from .alias_model import (
+    _OUTSIDE,
+    _SHARING,
+    Place,
+    _aged,
+    _join,
+    _owned,
+    _rebind,
+    _rebound,
+    _sharers_of,
+)
 from .alias_summaries import _parameter_names, _summary
 from .classify import is_user_function
 from .dtypes import INTEGER, dtype_kind
@@ -87,11 +97,17 @@ class _Flow:
 
     # -- statements ------------------------------------------------------------------------
     def block(self, body: list[ast.stmt], state: dict, breaks: list) -> dict:
+        """The state after ``body``, from ``state`` before it (left as it is: the block
+        works on its own copy, which each assignment changes in place, where a new state
+        per statement would cost the number of names every time)."""
+        state = _owned(state)
         for stmt in body:
             state = self.statement(stmt, state, breaks)
         return state
 
     def statement(self, stmt: ast.stmt, state: dict, breaks: list) -> dict:
+        """The state after ``stmt``: ``state`` changed in place (a block's own copy), or
+        a new one."""
         if is_setitem(stmt):
             self.record(stmt, state)
             array = stmt.targets[0].value.id
@@ -114,15 +130,19 @@ class _Flow:
                 value = state.get(source, frozenset())
                 self.refer(target, value)
                 sharers = _sharers_of(state, [source])
-                return {**_rebound(state, target, sharers), target: value}
+                _rebind(state, target, sharers)
+                state[target] = value
+                return state
             state = self.age(stmt, state)
             value = self.value(stmt, state)
             self.refer(target, value)
             sharers = self.sharers(stmt, value, state)
-            return {**_rebound(state, target, sharers), target: value}
+            _rebind(state, target, sharers)
+            state[target] = value
+            return state
         if isinstance(stmt, ast.If):
-            yes = self.block(stmt.body, dict(state), breaks)
-            no = self.block(stmt.orelse, dict(state), breaks)
+            yes = self.block(stmt.body, state, breaks)  # (each on a copy of its own)
+            no = self.block(stmt.orelse, state, breaks)
             return _join(yes, no)
         if isinstance(stmt, (ast.For, ast.While)):
             entry = dict(state)
@@ -133,7 +153,7 @@ class _Flow:
             inner: list[dict] = []
             for _ in range(50):
                 inner = []
-                out = self.block(stmt.body, dict(current), inner)
+                out = self.block(stmt.body, current, inner)
                 joined = _join(entry, out)
                 if joined == current:
                     break
@@ -142,7 +162,7 @@ class _Flow:
                 current = _join(current, left)
             return current
         if isinstance(stmt, ast.Break):
-            breaks.append(dict(state))
+            breaks.append(_owned(state))
         return state
 
     def age(self, stmt: ast.stmt, state: dict) -> dict:
@@ -166,13 +186,13 @@ class _Flow:
             names = self.referrers[place]
             self.referrers.setdefault(_aged(place), set()).update(names)
             holders |= names
-        changed = {k: older(state[k]) for k in holders if k in state}
-        return {**state, **changed} if changed else state
+        state.update({k: older(state[k]) for k in holders if k in state})
+        return state
 
     def record(self, stmt: ast.stmt, state: dict) -> None:
         """What holds just before a statement that changes something in place."""
         places = dict(state)
-        self.sharing_at[id(stmt)] = places.pop(_SHARING)
+        self.sharing_at[id(stmt)] = dict(places.pop(_SHARING))  # (the state changes on)
         self.at[id(stmt)] = places
 
     def sharers(self, stmt: ast.Assign, places: frozenset[Place], state: dict) -> frozenset[str]:
@@ -201,12 +221,11 @@ class _Flow:
         adjacent = state[_SHARING]
         holders = {container} | adjacent.get(container, frozenset())
         grown = _sharers_of(state, [item.id])
-        out = dict(adjacent)
         for h in holders:
-            out[h] = out.get(h, frozenset()) | (grown - {h})
+            adjacent[h] = adjacent.get(h, frozenset()) | (grown - {h})
         for g in grown:
-            out[g] = out.get(g, frozenset()) | (holders - {g})
-        return {**state, _SHARING: out}
+            adjacent[g] = adjacent.get(g, frozenset()) | (holders - {g})
+        return state
 
     def refer(self, name: str, places: frozenset[Place]) -> None:
         """``name`` refers to ``places`` now (kept for every place, at any time)."""

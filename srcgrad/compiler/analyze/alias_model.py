@@ -133,6 +133,29 @@ def _sharers_of(state: dict, names: list[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+def _owned(state: dict) -> dict:
+    """A copy of ``state`` that may be changed in place (its sharing relation copied too;
+    the sets of places and names, frozen, are shared)."""
+    out = dict(state)
+    out[_SHARING] = dict(state[_SHARING])
+    return out
+
+
+def _rebind(state: dict, target: str, sharers: frozenset[str]) -> None:
+    """:func:`_rebound`, in place: ``state`` (one of its own: :func:`_owned`) changed."""
+    adjacent = state[_SHARING]
+    sharers = sharers - {target}
+    before = adjacent.get(target, frozenset())
+    for n in before - sharers:
+        adjacent[n] = adjacent[n] - {target}
+    for n in sharers - before:
+        adjacent[n] = adjacent.get(n, frozenset()) | {target}
+    if sharers:
+        adjacent[target] = sharers
+    else:
+        adjacent.pop(target, None)
+
+
 def _rebound(state: dict, target: str, sharers: frozenset[str]) -> dict:
     """``state`` after ``target`` is given a value that may share memory with ``sharers``
     (and with nothing else)."""

@@ -35,6 +35,7 @@ def _shapes(facts: Facts, assigns: list[ast.Assign], own: Any = None) -> None:
         if len(facts.definitions.get(n, [])) == 1 and n not in {p.arg for p in facts.params}
     } - {facts.ops[s].target for s in recursion}
     fixed: dict[str, Shape] = {}
+    given_once: dict[str, bool] = {}  # (what _fixed_key found of each name)
     for name in facts.loop_indices:
         facts.shapes[name] = SCALAR
     state: dict[str, int | None] = {}  # absent: not known yet
@@ -56,7 +57,7 @@ def _shapes(facts: Facts, assigns: list[ast.Assign], own: Any = None) -> None:
                 _shape_definition(facts, stmt, multi, state, wide)
                 target = facts.ops[stmt].target
                 shape = facts.op_shapes[id(stmt)]
-                if target in once and target in state and _fixed_key(shape, facts):
+                if target in once and target in state and _fixed_key(shape, facts, given_once):
                     fixed[target] = facts.shapes[target] = shape
                 else:
                     fixed.pop(target, None)
@@ -302,28 +303,37 @@ def _result_shape(op: Op, facts: Facts) -> Shape:
     return Shape(frozenset({op.target}), rank, wide)
 
 
-def _fixed_key(shape: Shape, facts: Facts) -> bool:
+def _fixed_key(shape: Shape, facts: Facts, given_once: dict[str, bool]) -> bool:
     """Whether ``shape``'s broadcast key stands for one shape wherever it is read: each
     part is a slice token (:func:`_slice_token`: of values given once) or a name given
     one value outside loops (a parameter never reassigned), writes into its items aside.
     A value given once in a loop and computed from such values has that shape in every
     trip (``t = u[2:] - 2.0 * u[1:-1]``, ``u`` written into only), so it shares their
-    key; a key of a name given values in a loop (``h = np.tanh(h @ W)``) does not."""
+    key; a key of a name given values in a loop (``h = np.tanh(h @ W)``) does not.
+    ``given_once``: what this found of each name so far (a name with many definitions
+    is read in many keys: its definitions are counted once)."""
     if shape.rank is None or not shape.key:
         return False
-    params = {a.arg for a in facts.params}
     for n in shape.key:
         if n.startswith("{"):
             continue  # (a slice token)
-        if n in facts.sequences or n in facts.maybe_sequences or n in facts.loop_indices:
-            return False
-        defs = [(s, depth) for s, depth in facts.definitions.get(n, []) if not is_setitem(s)]
-        if n in params:
-            if defs:
-                return False
-        elif len(defs) != 1 or defs[0][1] != 0:
+        once = given_once.get(n)
+        if once is None:
+            once = given_once[n] = _given_once(n, facts)
+        if not once:
             return False
     return True
+
+
+def _given_once(n: str, facts: Facts) -> bool:
+    """Whether the name ``n`` is given one value outside loops (a parameter never
+    reassigned), writes into its items aside, and is no sequence or loop index."""
+    if n in facts.sequences or n in facts.maybe_sequences or n in facts.loop_indices:
+        return False
+    defs = [(s, depth) for s, depth in facts.definitions.get(n, []) if not is_setitem(s)]
+    if n in {a.arg for a in facts.params}:
+        return not defs
+    return len(defs) == 1 and defs[0][1] == 0
 
 
 def _slice_token(op: Op, facts: Facts) -> str | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import inspect
 
+from .expression_helpers import _static_value
+
 
 class CallArguments:
     """The call-argument lowerings of :class:`~.expressions._Expressions`."""
@@ -71,8 +73,6 @@ class CallArguments:
         the call gives them)."""
         if not self.is_static(callee):
             return None
-        from .expressions import _static_value  # (it imports this module)
-
         func = _static_value(callee, self.env)
         module = (getattr(func, "__module__", None) or "").split(".")[0]
         if (

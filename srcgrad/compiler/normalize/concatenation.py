@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import sys
 
+from .expression_helpers import _static_value
+
 
 class IndexConcatenation:
     """The ``np.r_``/``np.c_`` lowering of :class:`~.expressions._Expressions`."""
@@ -17,8 +19,6 @@ class IndexConcatenation:
         """``"r_"`` or ``"c_"`` where ``node`` names numpy's ``np.r_`` or ``np.c_``."""
         if not self.is_static(node):
             return None
-        from .expressions import _static_value  # (it imports this module)
-
         value = _static_value(node, self.env)
         numpy = sys.modules.get("numpy")
         for kind in ("r_", "c_"):

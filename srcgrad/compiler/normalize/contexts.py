@@ -30,7 +30,7 @@ import numpy
 
 from ...errors import UnsupportedSyntaxError
 from ..astwalk import nodes
-from .expressions import _static_value
+from .expression_helpers import _static_value
 
 #: the keywords of ``np.errstate`` (the kinds of floating-point error)
 _KINDS = ("all", "divide", "over", "under", "invalid")

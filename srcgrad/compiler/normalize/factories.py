@@ -44,6 +44,7 @@ from ...errors import UnsupportedSyntaxError
 from ..astwalk import copy_tree, nodes
 from ..parse import ParsedFunction, parse
 from ..transform.naming import Namer
+from .expression_helpers import _static_value, is_static
 
 Fail = Callable[[ast.AST, str], UnsupportedSyntaxError]
 
@@ -66,8 +67,6 @@ _PLAIN = (
 def factory_of(call: ast.expr, env: dict[str, Any], local: set[str]) -> Any:
     """The user function ``call`` calls, where it may be a factory: a module's name (or an
     attribute of a module) bound to a Python function; None otherwise."""
-    from .expressions import _static_value, is_static
-
     if not isinstance(call, ast.Call) or not is_static(call.func, env, local):
         return None
     func = _static_value(call.func, env)
@@ -241,8 +240,6 @@ class FactoryCall:
         """Whether ``value`` may be written where the closure reads the parameter: a
         constant, a module's name, or a parameter of the function it never assigns (each
         reads the same object everywhere), shadowed by no variable of the closure."""
-        from .expressions import is_static
-
         if isinstance(value, ast.Constant):
             return True
         root = value

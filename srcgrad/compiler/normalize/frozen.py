@@ -34,7 +34,7 @@ from typing import Any
 
 from ..astwalk import copy_tree
 from ..transform.naming import Namer
-from .expressions import _static_value, is_static
+from .expression_helpers import _static_value, is_static
 
 #: the methods of a frozen distribution that call the distribution's own with ``x`` first
 _METHODS = {"cdf": "x", "logcdf": "x", "sf": "x", "logsf": "x", "ppf": "q", "isf": "q"}

@@ -33,7 +33,7 @@ from typing import Any
 from ...errors import UnsupportedSyntaxError
 from ..astwalk import copy_tree, nodes
 from ..transform.naming import Namer
-from .expressions import is_static
+from .expression_helpers import is_static
 
 Fail = Callable[[ast.AST, str], UnsupportedSyntaxError]
 

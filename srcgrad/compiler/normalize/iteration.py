@@ -9,7 +9,8 @@ import ast
 import builtins
 from typing import Any
 
-from .expressions import _copy, _Expressions, _static_value
+from .expression_helpers import _copy, _static_value
+from .expressions import _Expressions
 
 
 class _Iteration(_Expressions):

@@ -51,7 +51,8 @@ and source text.
 
 The lowering is in three modules, each a class the next one extends, :class:`_Normalizer`
 here the last: :mod:`.expressions` (the state, and expressions), :mod:`.iteration` (what
-``for`` loops iterate over) and :mod:`.statements`.
+``for`` loops iterate over) and :mod:`.statements`; the functions of expressions that
+need none of the state are :mod:`.expression_helpers`.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ from .contexts import lower_contexts
 from .dict_comprehensions import LATER, expand_comprehensions
 from .dicts import lower_dicts
 from .exits import lower_exits
-from .expressions import _assigned_in_compound
+from .expression_helpers import _assigned_in_compound
 from .frozen import lower_frozen
 from .function_tables import lower_function_tables
 from .iteration import _where

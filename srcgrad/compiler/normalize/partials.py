@@ -10,7 +10,7 @@ import functools
 from dataclasses import dataclass
 
 from ..astwalk import copy_tree
-from .expressions import _static_value
+from .expression_helpers import _static_value
 
 _PARTIAL_AS_A_VALUE = (
     "`{name}` is a functools.partial made in the function, which srcgrad calls as the "

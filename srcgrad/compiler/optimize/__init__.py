@@ -22,6 +22,9 @@ them to a fixed point:
   writes into in place (:func:`written_in_place`);
 - :func:`eliminate_dead_code`: assignments nobody reads, and comments whose
   block became empty, go;
+- :func:`drop_read_only_copies` (after the loop, once): ``a = e.copy()`` is ``a = e``
+  where nothing writes into the memory of either while ``a`` is read, and ``a``'s goes
+  nowhere else;
 - :func:`drop_fresh_copies` (after the loop, once): ``v = v.copy()`` goes where ``v``
   was just given the result of arithmetic;
 - :func:`restore_breaks`, :func:`restore_while_tests` (after the loop, once): a
@@ -63,6 +66,7 @@ from .in_place import accumulate_in_place
 from .inlining import LINE_LIMIT, inline_temporaries
 from .loop_exits import restore_breaks, restore_while_tests
 from .negated_start import subtract_negated_start
+from .read_only_copies import drop_read_only_copies
 from .repeated_terms import double_repeated_terms
 from .reuse import reuse_computed_values
 from .self_assignments import drop_self_assignments
@@ -78,6 +82,7 @@ __all__ = [
     "blocks",
     "double_repeated_terms",
     "drop_fresh_copies",
+    "drop_read_only_copies",
     "drop_self_assignments",
     "eliminate_dead_code",
     "fold_first_accumulation",
@@ -185,6 +190,7 @@ AFTER = (
     simplify,
     subtract_negated_start,
     accumulate_in_place,
+    drop_read_only_copies,
     drop_fresh_copies,
     reuse_dead_buffers,
 )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import bisect
+import heapq
 from collections import Counter
 
 from .dataflow import (
@@ -88,7 +90,7 @@ class _Copies:
 
     def _round_trip(self, ix: _BlockIndex, i: int, a: str, b: str) -> bool:
         """``a = b; ...; b = a`` (``a`` read once) changes nothing: both go."""
-        back = min(p for p in ix.reads_at[a] if p > i)
+        back = ix.first_read_after(a, i)
         later = ix.block[back]
         if (
             target(later) == b
@@ -112,7 +114,7 @@ class _Copies:
         # b's one definition (looked for only where it has one), nearest first
         definition = None
         if assigned[b] == 1 and uses[b] == 1 and b not in self.params:
-            definition = max((p for p in ix.writes_at.get(b, ()) if p < i), default=None)
+            definition = ix.last_write_before(b, i)
             if definition is not None and target(block[definition]) != b:
                 definition = None
         if (
@@ -138,7 +140,7 @@ class _Copies:
         block, uses = ix.block, self.uses
         b = new.id if isinstance(new, ast.Name) else None
         replace = _Replace(a, new)
-        for k in sorted(p for p in ix.reads_at.get(a, ()) if i < p <= last):  # (those reading a)
+        for k in ix.reads_within(a, i, last):  # (those reading a)
             _forget(block[k])
             block[k] = replace.visit(block[k])
             ix.rename_read(k, a, b)
@@ -151,31 +153,36 @@ class _Copies:
 
 class _BlockIndex:
     """Where each name is read (with counts) and written in one block, by position,
-    kept in step with rewrites. A deleted statement leaves ``None`` (positions stay
-    put; the caller drops the holes at the end)."""
+    kept in step with rewrites: for each name, the positions in order, so that each
+    question (read after ``k``? written between two statements?) is a bisection, not a
+    scan of every place a name busy in the whole block occurs. A deleted statement
+    leaves ``None`` (positions stay put; the caller drops the holes at the end)."""
 
     def __init__(self, block: list[ast.stmt]) -> None:
         self.block = block
         self.read: list[Counter] = []
         self.written: list[set[str]] = []
-        self.reads_at: dict[str, dict[int, int]] = {}
-        self.writes_at: dict[str, set[int]] = {}
+        self.reads_at: dict[str, list[int]] = {}  # in order
+        self.writes_at: dict[str, list[int]] = {}  # in order
         for k, stmt in enumerate(block):
             self.read.append(Counter(reads(stmt)))
             self.written.append(set(writes(stmt)))
-            self._enter(k)
+            for n in self.read[k]:  # (k grows: appending keeps each list in order)
+                self.reads_at.setdefault(n, []).append(k)
+            for n in self.written[k]:
+                self.writes_at.setdefault(n, []).append(k)
 
     def _enter(self, k: int) -> None:
-        for n, c in self.read[k].items():
-            self.reads_at.setdefault(n, {})[k] = c
+        for n in self.read[k]:
+            _insert(self.reads_at.setdefault(n, []), k)
         for n in self.written[k]:
-            self.writes_at.setdefault(n, set()).add(k)
+            _insert(self.writes_at.setdefault(n, []), k)
 
     def _leave(self, k: int) -> None:
         for n in self.read[k]:
-            del self.reads_at[n][k]
+            _remove(self.reads_at[n], k)
         for n in self.written[k]:
-            self.writes_at[n].discard(k)
+            _remove(self.writes_at[n], k)
 
     def delete(self, k: int) -> None:
         self._leave(k)
@@ -191,27 +198,69 @@ class _BlockIndex:
     def rename_read(self, k: int, old: str, new: str | None) -> None:
         """Statement ``k`` reads ``new`` (or nothing, for a number) where it read ``old``."""
         count = self.read[k].pop(old)
-        del self.reads_at[old][k]
+        _remove(self.reads_at[old], k)
         if new is not None:
+            if new not in self.read[k]:
+                _insert(self.reads_at.setdefault(new, []), k)
             self.read[k][new] += count
-            self.reads_at.setdefault(new, {})[k] = self.read[k][new]
 
     def reads_after(self, name: str, k: int) -> int:
-        return sum(c for p, c in self.reads_at.get(name, {}).items() if p > k)
+        """How many times the statements after ``k`` read ``name``."""
+        at = self.reads_at.get(name, [])
+        read = self.read
+        return sum(read[p][name] for p in at[bisect.bisect_right(at, k) :])
+
+    def first_read_after(self, name: str, k: int) -> int:
+        """The position of the first statement after ``k`` reading ``name`` (there is one)."""
+        at = self.reads_at[name]
+        return at[bisect.bisect_right(at, k)]
+
+    def reads_within(self, name: str, lo: int, hi: int) -> list[int]:
+        """The positions after ``lo`` and up to ``hi`` of the statements reading ``name``."""
+        at = self.reads_at.get(name, [])
+        return at[bisect.bisect_right(at, lo) : bisect.bisect_right(at, hi)]
+
+    def last_write_before(self, name: str, k: int) -> int | None:
+        """The position of the last statement before ``k`` writing ``name``."""
+        at = self.writes_at.get(name, [])
+        j = bisect.bisect_left(at, k)
+        return at[j - 1] if j else None
+
+    def writes_after(self, name: str, k: int) -> list[int]:
+        """The positions after ``k`` of the statements writing ``name``."""
+        at = self.writes_at.get(name, [])
+        return at[bisect.bisect_right(at, k) :]
 
     def read_between(self, name: str, lo: int, hi: int) -> bool:
-        return any(lo < p < hi for p in self.reads_at.get(name, ()))
+        return _between(self.reads_at.get(name, []), lo, hi)
 
     def written_between(self, name: str, lo: int, hi: int) -> bool:
-        return any(lo < p < hi for p in self.writes_at.get(name, ()))
+        return _between(self.writes_at.get(name, []), lo, hi)
+
+
+def _insert(at: list[int], k: int) -> None:
+    bisect.insort(at, k)
+
+
+def _remove(at: list[int], k: int) -> None:
+    del at[bisect.bisect_left(at, k)]
+
+
+def _between(at: list[int], lo: int, hi: int) -> bool:
+    """Whether the ordered positions ``at`` hold one after ``lo`` and before ``hi``."""
+    j = bisect.bisect_right(at, lo)
+    return j < len(at) and at[j] < hi
 
 
 def _last_equal(ix: _BlockIndex, i: int, a: str, b: str) -> int | None:
     """After ``a = b`` at ``i``: the position of the statement that first gives ``b`` a
     value other than ``a``'s, if every read of ``a`` comes no later than that statement's
     own right-hand side (``b = a`` keeps them equal)."""
-    changes = ix.writes_at.get(a, set()) | ix.writes_at.get(b, set())
-    for p in sorted(q for q in changes if q > i):
+    seen = -1
+    for p in heapq.merge(ix.writes_after(a, i), ix.writes_after(b, i)):
+        if p == seen:
+            continue  # (a statement writing both)
+        seen = p
         s = ix.block[p]
         if isinstance(s, ast.Assign) and target(s) == b:
             if isinstance(s.value, ast.Name) and s.value.id == a:

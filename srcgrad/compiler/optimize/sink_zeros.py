@@ -4,6 +4,7 @@ gives it a value, where each branch can fold it (:mod:`.fold_first`)."""
 from __future__ import annotations
 
 import ast
+import bisect
 
 from ..astwalk import copy_tree
 from .dataflow import Context, _accumulated, _is_zeros_like, blocks, reads, target, writes
@@ -31,12 +32,17 @@ def sink_zero_starts(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt]
     indexed = {helpers.get(h) for h in ("index_adjoint", "index_adjoint_add")} - {None}
     changed = False
     for block in list(blocks(body)):
-        k = 0
-        while k < len(block):
-            stmt = block[k]
+        order = list(block)  # (the block as it was: a moved start leaves a gap)
+        uses: dict[str, list[int]] | None = None
+        moved = 0
+        for k, stmt in enumerate(order):
             v = target(stmt)
-            j = _next_use(block, k, v) if v is not None and _is_zeros_like(stmt.value) else None
-            branch = block[j] if j is not None else None
+            if v is None or not _is_zeros_like(stmt.value):
+                continue
+            if uses is None:
+                uses = _uses(order)
+            j = _next_use(uses, k, v)
+            branch = order[j] if j is not None else None
             if (
                 isinstance(branch, ast.If)
                 and branch.orelse
@@ -47,19 +53,41 @@ def sink_zero_starts(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt]
             ):
                 branch.body.insert(0, copy_tree(stmt))
                 branch.orelse.insert(0, copy_tree(stmt))
-                del block[k]
+                del block[k - moved]
+                moved += 1
                 changed = True
-                continue
-            k += 1
+                for name in _touched(stmt):  # (the ``if`` now touches what the start did)
+                    at = uses.setdefault(name, [])
+                    if j not in at:
+                        bisect.insort(at, j)
     return body, changed
+
+
+def _touched(stmt: ast.stmt) -> set[str]:
+    """The names ``stmt`` (with its nested blocks) reads or writes."""
+    return {*reads(stmt), *writes(stmt)}
 
 
 def _touches(stmt: ast.stmt, v: str) -> bool:
     return v in reads(stmt) or v in writes(stmt)
 
 
-def _next_use(block: list[ast.stmt], k: int, v: str) -> int | None:
-    return next((j for j in range(k + 1, len(block)) if _touches(block[j], v)), None)
+def _uses(block: list[ast.stmt]) -> dict[str, list[int]]:
+    """For each name, the positions in ``block`` of the statements touching it, in
+    order (one walk of the block, where asking each start's next use of every later
+    statement would be quadratic)."""
+    uses: dict[str, list[int]] = {}
+    for j, stmt in enumerate(block):
+        for name in _touched(stmt):
+            uses.setdefault(name, []).append(j)
+    return uses
+
+
+def _next_use(uses: dict[str, list[int]], k: int, v: str) -> int | None:
+    """The position of the first statement after ``k`` that touches ``v``."""
+    at = uses.get(v, ())
+    i = bisect.bisect_right(at, k)
+    return at[i] if i < len(at) else None
 
 
 def _starts(branch: list[ast.stmt], v: str) -> bool:

@@ -187,6 +187,27 @@ def break_guards(core: list[ast.stmt], facts: Facts) -> list[BreakGuard]:
 
 
 def _guard(loop: ast.For | ast.While, facts: Facts) -> BreakGuard | None:
+    found = _guard_parts(loop)
+    if found is None:
+        return None
+    guard, _, before = found
+    for s in _statements(before):
+        if isinstance(s, (ast.For, ast.While, ast.Return)):
+            return None
+        if isinstance(s, (ast.Assign, ast.Expr)) and s in facts.ops:
+            if facts.ops[s].target in facts.active:
+                return None
+        elif isinstance(s, ast.Assign) and any(
+            isinstance(n, ast.Name) and n.id in facts.active for n in nodes(s)
+        ):
+            return None
+    return BreakGuard(loop, guard, before)
+
+
+def _guard_parts(loop: ast.For | ast.While) -> tuple[ast.If, ast.Assign, list[ast.stmt]] | None:
+    """The guard ``if t:``, its test ``t = not broke`` and what runs before them, of a
+    loop whose body is ``[before..., t = not broke, if t: [...], if broke: break, ...]``
+    and whose flag ``broke`` is set in one place, in ``before``."""
     body = loop.body
     exits = [
         k
@@ -224,17 +245,46 @@ def _guard(loop: ast.For | ast.While, facts: Facts) -> BreakGuard | None:
     ]
     if len(sets) != 1 or sets[0] not in list(_statements(before)):
         return None
-    for s in _statements(before):
-        if isinstance(s, (ast.For, ast.While, ast.Return)):
-            return None
-        if isinstance(s, (ast.Assign, ast.Expr)) and s in facts.ops:
-            if facts.ops[s].target in facts.active:
-                return None
-        elif isinstance(s, ast.Assign) and any(
-            isinstance(n, ast.Name) and n.id in facts.active for n in nodes(s)
-        ):
-            return None
-    return BreakGuard(loop, guard, before)
+    return guard, test, before
+
+
+def passed_guards(
+    core: list[ast.stmt], facts: Facts, loops_of: dict[int, frozenset[int]]
+) -> dict[int, ast.expr]:
+    """For the test ``t = not broke`` of a break guard (the loops of
+    :func:`_guard_parts`, whatever runs before the guard) in a loop inside no other
+    loop, ``t`` its one definition: ``True``, the value the test overwrites on every
+    trip but the first, by the test's id.
+
+    A trip that sets ``broke`` ends the loop at ``if broke: break``, and nothing else
+    sets it: so every trip but the last ends with ``t`` true. The adjoint sweep runs the
+    trips backwards: the last one's ``t`` is the value ``t`` holds after the loop, and
+    restoring ``t`` after each trip's adjoint gives the trip before it its ``t``, true.
+    (After the first trip's, ``t`` holds True, not what it held before the loop: no
+    adjoint reads that, ``t`` being defined in the loop alone; inside another loop the
+    next outer trip's adjoint would.) No flag recorded per trip::
+
+        while i < n:                         for _ in range(trips):
+            s = s + x[i] * c                     if t9:
+            if s > 4.0:                              i = i - 1
+                broke = True         ==>         t9 = True
+            t9 = not broke                       c_bar += s_bar * x[i]
+            if t9:                               ...
+                i = i + 1
+            if broke:
+                break
+    """
+    out: dict[int, ast.expr] = {}
+    for loop in _statements(core):
+        if not isinstance(loop, (ast.For, ast.While)) or loops_of.get(id(loop)):
+            continue
+        found = _guard_parts(loop)
+        if found is None:
+            continue
+        _, test, _ = found
+        if len(facts.definitions.get(test.targets[0].id, [])) == 1:
+            out[id(test)] = ast.Constant(True)
+    return out
 
 
 def _statements(block: list[ast.stmt]):

@@ -512,6 +512,8 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         ``stmt``): a shape computed from operands where it can be, else ``u``'s own
         (a read the plan resolves later: :meth:`_resolve_shape_reads`)."""
         builder = self.builder
+        if self._a_number_given(u, stmt):
+            return builder.xp_call("sum", contribution)
         shape = self.shapes.get((id(stmt), u))
         if shape is None and u in self.norm.temps:  # its operands' shapes
             deep = self._shape_of(u, stmt, depth=0, deep=True)
@@ -521,6 +523,19 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             return builder.call("unbroadcast_to", contribution, shape)
         self.shape_reads.append((stmt, u))
         return builder.call("unbroadcast", contribution, name(u))
+
+    def _a_number_given(self, u: str, stmt: ast.Assign) -> bool:
+        """Whether ``u`` is a parameter given no other value whose argument is a number
+        (rank 0) and the elementwise ``stmt`` may make an array of it: its adjoint is the
+        sum of every item of the contribution. (Only a parameter: a value the code
+        computes could then go unread, and with it an error its computation raises.)"""
+        result = self.facts.op_shapes.get(id(stmt))
+        return (
+            u in self.params
+            and u not in self.facts.definitions
+            and self.facts.shape(name(u)).rank == 0
+            and (result is None or result.rank != 0)
+        )
 
     # -- the function --------------------------------------------------------------------------
     def function(self, kind: str) -> ast.FunctionDef:

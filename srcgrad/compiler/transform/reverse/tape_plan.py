@@ -30,7 +30,13 @@ from dataclasses import dataclass, field
 from ...analyze.facts import Facts, assigned_name, is_setitem, walk_block
 from ...astwalk import copy_tree, loaded, nodes
 from ...normalize.lower import Normalized
-from .exits import before_steps, break_guards, scalar_of_views, stepped_counters
+from .exits import (
+    before_steps,
+    break_guards,
+    passed_guards,
+    scalar_of_views,
+    stepped_counters,
+)
 
 
 @dataclass
@@ -69,7 +75,8 @@ class TapePlan:
     #: trips that pass them (see :mod:`.exits`): the loop by the guard's id
     elided: dict[int, ast.stmt] = field(default_factory=dict)
     #: steps of integer counters (``i = i + 1``) the adjoint undoes by arithmetic
-    #: (``i = i - 1``) where it restores them, by id; the counters
+    #: (``i = i - 1``) where it restores them, and break guards' tests ``t = not broke``
+    #: it restores to ``True`` (:func:`.exits.passed_guards`), by id; the counters
     stepped: dict[int, ast.expr] = field(default_factory=dict)
     counters: set[str] = field(default_factory=set)
     #: the names the adjoint sweep reads (found by the fixed point)
@@ -139,6 +146,7 @@ class TapePlanner:
         plan.stepped = stepped_counters(self.core, facts, self.params)
         steps = {id(s): s for s, _ in walk_block(self.core)}
         plan.counters = {assigned_name(steps[k]) for k in plan.stepped}
+        plan.stepped.update(passed_guards(self.core, facts, plan.loops_of))  # (t = True)
         self.guards = break_guards(self.core, facts)
         plan.elided = {id(g.guard): g.loop for g in self.guards}
         plan.loops_around = self._enclosing_loops()

@@ -31,29 +31,34 @@ class TrialSweep:
         kept += list(self.tapes.values())
         self.builder.namer.rewind(mark, [*kept, self.tape] if self.tape else kept)
         reads = [s for s in flatten(adjoint) if not _is_zeroing(s)]
+        walks: _Walks = {}  # (each statement walked once: _note_places reads it again)
         previous = plan.needed
-        plan.needed = _loads_but_shapes(reads, self.builder) | previous
+        plan.needed = set(previous).union(*(_reads_of(s, self.builder, walks)[0] for s in reads))
         self._resolve_shape_reads()  # (which adds the shapes it could not compute)
         needed, plan.needed = plan.needed, previous
-        self._note_places(emitted, needed, plan)
+        self._note_places(emitted, needed, plan, walks)
         return needed
 
     def _note_places(
-        self, emitted: list[tuple[int, list[ast.AST]]], needed: set[str], plan: TapePlan
+        self,
+        emitted: list[tuple[int, list[ast.AST]]],
+        needed: set[str],
+        plan: TapePlan,
+        walks: _Walks | None = None,
     ) -> None:
         """Add to ``plan.read_at`` the statements whose adjoints read the value of each
         name of ``needed`` in the code the trial sweep emitted, and to ``plan.shape_at``
         those that read only its shape and dtype: resets to zero (after a restore) and
         the shapes of ``unbroadcast`` (its own name, or the operands it was computed
-        from). A name read nowhere there is read anywhere (``None``), for good."""
+        from). A name read nowhere there is read anywhere (``None``), for good.
+        ``walks``: what :func:`_reads_of` found of trees already."""
+        walks = {} if walks is None else walks
         values: dict[str, set[int]] = {}
         shapes: dict[str, set[int]] = {}
         for where, trees in emitted:
             for tree in trees:
                 found = shapes if isinstance(tree, ast.stmt) and _is_zeroing(tree) else values
-                part = _read_part(tree)
-                every = _loads_but_shapes([part], self.builder)
-                read = _loads_but_shapes([part], self.builder, _shape_operands(part, self.builder))
+                every, read = _reads_of(_read_part(tree), self.builder, walks)
                 for n in every:  # (``np.shape(t)`` and ``index_adjoint(g, t, i)``: t's shape)
                     (found if n in read else shapes).setdefault(n, set()).add(where)
         for stmt, u in self.shape_reads:
@@ -70,39 +75,52 @@ class TrialSweep:
             plan.shape_at.setdefault(n, set()).update(shapes.get(n, ()))
 
 
-def _loads_but_shapes(
-    trees: list[ast.AST], builder: Builder, leave: set[int] = frozenset()
-) -> set[str]:
-    """The names ``trees`` read, leaving out the shape argument of each ``unbroadcast``
-    call (a shape is recomputed where its name is not kept: see _resolve_shape_reads),
-    and the nodes ``leave`` (by id)."""
+#: what :func:`_reads_of` found of each tree, by id (with the tree, which keeps its id)
+_Walks = dict[int, tuple[ast.AST, set[str], set[str]]]
+
+
+def _reads_of(tree: ast.AST, builder: Builder, walks: _Walks) -> tuple[set[str], set[str]]:
+    """The names ``tree`` reads, leaving out the shape argument of each ``unbroadcast``
+    call (a shape is recomputed where its name is not kept: see _resolve_shape_reads);
+    and of those, the ones it reads a value of, not only a shape and dtype
+    (:func:`_shape_operands`). From one walk of ``tree``, kept in ``walks``."""
+    hit = walks.get(id(tree))
+    if hit is not None and hit[0] is tree:
+        return hit[1], hit[2]
+    found = nodes(tree)
+    leave = _unbroadcast_shapes(found, builder)
+    operands = _shape_operands(found, builder)
+    every: set[str] = set()
+    read: set[str] = set()
+    for n in found:
+        if type(n) is ast.Name and type(n.ctx) is ast.Load and id(n) not in leave:
+            every.add(n.id)
+            if id(n) not in operands:
+                read.add(n.id)
+    walks[id(tree)] = (tree, every, read)
+    return every, read
+
+
+def _unbroadcast_shapes(found: list[ast.AST], builder: Builder) -> set[int]:
+    """The nodes (by id) of the shape arguments of the ``unbroadcast`` calls of ``found``."""
     helper = builder.helpers["unbroadcast"]
-    out: set[str] = set()
-    for tree in trees:
-        found = nodes(tree)
-        shapes = {
-            id(inner)
-            for n in found
-            if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == helper
-            for a in n.args[1:]
-            for inner in nodes(a)
-        } | leave
-        out.update(
-            n.id
-            for n in found
-            if type(n) is ast.Name and type(n.ctx) is ast.Load and id(n) not in shapes
-        )
-    return out
+    return {
+        id(inner)
+        for n in found
+        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == helper
+        for a in n.args[1:]
+        for inner in nodes(a)
+    }
 
 
-def _shape_operands(tree: ast.AST, builder: Builder) -> set[int]:
-    """The names (by node id) of which ``tree`` reads only the shape and dtype: the
-    operand of ``np.shape(t)`` and of ``np.shape(t[1:])`` (a basic index's view, whose
-    shape is fixed by ``t``'s), and the array of ``index_adjoint(g, t, i)`` (zeros like
-    ``t`` around ``g``)."""
+def _shape_operands(found: list[ast.AST], builder: Builder) -> set[int]:
+    """The names (by node id) of which the nodes ``found`` (a tree's, :func:`nodes`) read
+    only the shape and dtype: the operand of ``np.shape(t)`` and of ``np.shape(t[1:])``
+    (a basic index's view, whose shape is fixed by ``t``'s), and the array of
+    ``index_adjoint(g, t, i)`` (zeros like ``t`` around ``g``)."""
     adjoints = {builder.helpers.get("index_adjoint"), builder.helpers.get("index_adjoint_add")}
     out: set[int] = set()
-    for n in nodes(tree):
+    for n in found:
         if type(n) is not ast.Call or not n.args:
             continue
         f = n.func

@@ -126,7 +126,10 @@ class WriteAdjoints:
             value=name(self.builder.adjoint(y)), slice=self._index(index), ctx=ast.Load()
         )
         if owned and not names_one_element(name(y), index, self.facts, loop_indices=True):
-            part = self.builder.xp_call("copy", part)
+            # (y_bar is an array: its method keeps an item a number, and a copy read
+            # only before any zeroing goes again, drop_read_only_copies)
+            method = ast.Attribute(value=part, attr="copy", ctx=ast.Load())
+            part = ast.Call(func=method, args=[], keywords=[])
         return part
 
     def _sequence_adjoint(self, stmt: ast.stmt) -> list[ast.stmt]:

@@ -1,0 +1,149 @@
+"""``python -m srcgrad rules``: every function srcgrad differentiates, by the name it is
+documented under (``numpy.exp``, ``numpy.linalg.solve``, ``ndarray.sum``, ``math.sin``),
+with the modes each supports; :func:`markdown` is the table in ``docs/rules.md``."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+from typing import Any
+
+import numpy as np
+
+from .rules import RULES, SEQUENCE_RULES, Rule, load_scipy_stats_rules
+from .rules.complex_numbers import COMPLEX_RULES
+
+#: well-known second names of one numpy object, listed too
+_ALIASES = {
+    "numpy.absolute": "numpy.abs",
+    "numpy.divide": "numpy.true_divide",
+    "scipy.special.psi": "scipy.special.digamma",
+}
+
+_OPERATORS = {
+    ast.Add: "x + y",
+    ast.Sub: "x - y",
+    ast.Mult: "x * y",
+    ast.Div: "x / y",
+    ast.Pow: "x ** y",
+    ast.MatMult: "x @ y",
+    ast.USub: "-x",
+    ast.UAdd: "+x",
+}
+_STATEMENTS = {"getitem": "x[index]", "setitem": "x[index] = v"}
+
+
+def _qualified(key: Any) -> list[str]:
+    """``numpy.exp``, ``numpy.linalg.solve``, ``scipy.special.expit``, ``math.sin``: the
+    name a function is documented under (its own ``__name__``, not version-dependent
+    re-exports), with well-known aliases."""
+    name = getattr(key, "__name__", None)
+    if name is None:
+        return [repr(key)]
+    module = getattr(key, "__module__", None) or ""
+    if isinstance(key, np.ufunc):  # numpy's own, or scipy.special's (ufuncs lack __module__)
+        special = sys.modules.get("scipy.special")
+        if getattr(np, name, None) is not key and getattr(special, name, None) is key:
+            module = "scipy.special"
+        else:
+            module = "numpy"
+    if module == "numpy" or module.startswith("numpy._"):
+        qualified = f"numpy.{name}"
+    elif module.startswith("numpy.linalg"):
+        qualified = f"numpy.linalg.{name}"
+    elif module.startswith("scipy.special"):
+        qualified = f"scipy.special.{name}"
+    elif module.startswith("scipy.stats") and inspect.ismethod(key):  # norm.cdf
+        # (multivariate distributions have no .name: multivariate_normal_gen's instance)
+        dist = getattr(key.__self__, "name", None) or type(key.__self__).__name__
+        qualified = f"scipy.stats.{dist.removesuffix('_gen')}.{name}"
+    elif module.startswith("srcgrad"):
+        qualified = f"srcgrad.{name}"
+    elif module in ("math", "builtins"):
+        qualified = f"{module}.{name}"
+    else:
+        qualified = f"{module}.{name}"
+    names = [qualified]
+    alias = _ALIASES.get(qualified)
+    if alias is not None:
+        names.append(alias)
+    return names
+
+
+def _names(key: Any) -> list[str]:
+    if isinstance(key, type) and key in _OPERATORS:
+        return [f"operator {_OPERATORS[key]}"]
+    if isinstance(key, tuple):
+        kind, attr = key
+        if kind == "helper":  # srcgrad's runtime, for higher order
+            return []
+        return [f"ndarray.{attr}" + ("()" if kind == "method" else "")]
+    if isinstance(key, str):
+        return [f"operator {_STATEMENTS[key]}"] if key in _STATEMENTS else []
+    return _qualified(key)
+
+
+def _modes(rule: Rule, key: Any = None) -> str:
+    complex_too = rule.complex_ok or _complex_rule(key)
+    if rule.nondiff:
+        if complex_too:  # (np.imag, np.angle: piecewise constant on real numbers only)
+            return "forward reverse (zero derivative for real numbers; complex too)"
+        return "forward reverse (zero derivative)"
+    modes = " ".join(m for m, table in (("forward", rule.jvp), ("reverse", rule.vjp)) if table)
+    return f"{modes} (complex too)" if complex_too else modes
+
+
+def _complex_rule(key: Any) -> bool:
+    try:
+        return key in COMPLEX_RULES
+    except TypeError:
+        return False
+
+
+def supported() -> list[tuple[str, str]]:
+    """(qualified name, modes) for every function srcgrad differentiates, sorted."""
+    load_scipy_stats_rules(import_scipy=True)
+    rows = {}
+    for key, rule in RULES.items():
+        if rule.primitive is not None:  # a user's own rule
+            continue
+        for name in _names(key):
+            rows[name] = _modes(rule, key)
+    for attr, rule in SEQUENCE_RULES.items():
+        rows[f"list.{attr}"] = _modes(rule)
+    return sorted(rows.items(), key=lambda row: (_group(row[0]), row[0].lower()))
+
+
+def _group(name: str) -> int:
+    prefixes = ("operator", "numpy.linalg.", "numpy.", "ndarray.", "scipy.", "builtins.", "list.")
+    for i, prefix in enumerate(prefixes):
+        if name.startswith(prefix):
+            return i
+    return len(prefixes)
+
+
+def _numpy_version() -> str:
+    return ".".join(np.__version__.split(".")[:2])
+
+
+def markdown() -> str:
+    """The table of ``docs/rules.md``."""
+    rows = supported()
+    both = sum(1 for name, modes in rows if name.startswith("numpy.") and "reverse" in modes)
+    lines = [
+        "# Supported functions",
+        "",
+        "Generated by `python -m srcgrad rules --markdown > docs/rules.md` (with numpy",
+        f"{_numpy_version()}); a test checks that it is current. *zero derivative*: the",
+        "output carries no derivative (comparisons, shapes, rounding, index computations).",
+        "*complex too*: differentiated on complex numbers as well (the convention:",
+        "[User guide, Complex numbers](guide.md#complex-numbers)).",
+        "",
+        f"{len(rows)} entries; {both} NumPy functions in both modes.",
+        "",
+        "| function | modes |",
+        "| --- | --- |",
+    ]
+    lines += [f"| `{name}` | {modes} |" for name, modes in rows]
+    return "\n".join(lines) + "\n"
