@@ -53,22 +53,16 @@ A value used only inside its run becomes a number in the loop (under a fresh nam
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 
 from .compiler.analyze.facts import Facts
 from .compiler.astwalk import copy_tree
 from .compiler.transform.builder import Builder
-
-
-def name(id_: str, ctx: ast.expr_context | None = None) -> ast.Name:
-    return ast.Name(id=id_, ctx=ctx or ast.Load())
-
+from .numba_loops import ADDS, Access, Run, at, emit, name
 
 #: the numpy functions of one argument fused (elementwise, no error numba raises where
 #: numpy would not)
 _FUNCS = frozenset("sin cos tan tanh sinh cosh exp log sqrt abs arctan".split())
 _OPS = (ast.Add, ast.Sub, ast.Mult)
-_ADDS = (ast.Add, ast.Sub)
 
 
 def fuse(func: ast.FunctionDef, facts: Facts, builder: Builder) -> ast.FunctionDef:
@@ -81,53 +75,8 @@ def fuse(func: ast.FunctionDef, facts: Facts, builder: Builder) -> ast.FunctionD
     return func
 
 
-@dataclass
-class _Access:
-    """An array read or written in a run: its name, the offset its element ``k`` is at,
-    and for a write, its operator (None: ``=``)."""
-
-    base: str
-    offset: int
-    write: bool
-    op: type | None = None
-
-
-@dataclass
-class _Run:
-    """A run of statements being fused: the loop's body, what runs before and after it,
-    the lengths of the operands, the accesses to arrays."""
-
-    stmts: list[ast.stmt]
-    body: list[ast.stmt] = field(default_factory=list)
-    before: list[ast.stmt] = field(default_factory=list)
-    after: list[ast.stmt] = field(default_factory=list)
-    lengths: list[ast.expr] = field(default_factory=list)
-    accesses: list[_Access] = field(default_factory=list)
-    #: names assigned in the run: their number name in the loop (local) or None (array)
-    local: dict[str, str | None] = field(default_factory=dict)
-    #: the arrays the run allocates with the loop's length
-    sized: set[str] = field(default_factory=set)
-    #: the numbers read in the run, and the sums it accumulates (read by no statement of it)
-    numbers: set[str] = field(default_factory=set)
-    totals: set[str] = field(default_factory=set)
-    #: the arrays the run allocates as zeros like another array (``index_adjoint``)
-    like: dict[str, str] = field(default_factory=dict)
-    #: more checks: pairs of arrays of one length (``B += index_adjoint(E, X, ...)``)
-    same: list[tuple[str, str]] = field(default_factory=list)
-
-    def check(self, length: ast.expr) -> None:
-        """Check ``length`` against the loop's (once; an array the run allocates like
-        another measured by that one, which exists before the run)."""
-        for node in ast.walk(length):
-            if isinstance(node, ast.Name) and node.id in self.like:
-                node.id = self.like[node.id]
-        if all(ast.dump(length) != ast.dump(other) for other in self.lengths):
-            self.lengths.append(length)
-
-    dtype: ast.expr | None = None
-    ops: int = 0
-    #: the array operands read (elements of arrays, and the run's numbers standing for them)
-    arrays: int = 0
+#: ``index_adjoint(E, X, slice(lo, hi))`` read: ``E``, ``X``, ``lo:hi``, its length
+_Scatter = tuple[ast.expr, ast.expr, ast.Slice, ast.expr]
 
 
 class _Refused(Exception):
@@ -164,7 +113,7 @@ class _Fuser:
     def fused(self, block: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         run: list[ast.stmt] = []
-        made: _Run | None = None
+        made: Run | None = None
         for stmt in [*block, None]:
             attempt = self.run([*run, stmt]) if stmt is not None else None
             if attempt is not None:
@@ -172,7 +121,7 @@ class _Fuser:
                 made = attempt
                 continue
             if made is not None and (len(run) > 1 or made.ops > 1):
-                out.extend(self.emit(made))
+                out.extend(emit(made, self.k, self.n, self.fresh, self.builder))
             else:
                 out.extend(run)
             run, made = [], None
@@ -187,9 +136,9 @@ class _Fuser:
 
     # -- a run ------------------------------------------------------------------------------
 
-    def run(self, stmts: list[ast.stmt]) -> _Run | None:
+    def run(self, stmts: list[ast.stmt]) -> Run | None:
         """The fused form of ``stmts``, or None where one of them cannot be fused."""
-        run = _Run(stmts)
+        run = Run(stmts)
         try:
             for stmt in stmts:
                 self.statement(stmt, run)
@@ -199,84 +148,100 @@ class _Fuser:
             return None
         return run
 
-    def statement(self, stmt: ast.stmt, run: _Run) -> None:
-        k = name(self.k)
+    def statement(self, stmt: ast.stmt, run: Run) -> None:
+        """Add ``stmt`` to the loop's body (or raise :class:`_Refused`)."""
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target, value = stmt.targets[0], stmt.value
             if isinstance(target, ast.Name):
                 scatter = self.scatter(value)
                 if scatter is not None:
-                    e, x, piece, length = scatter
-                    sliced = ast.Subscript(
-                        value=copy_tree(x), slice=copy_tree(piece), ctx=ast.Load()
-                    )
-                    offset = self.view(sliced)[1]
-                    element = self.element(e, run)
-                    self.define(target.id, run, array_like=x, local_ok=False)
-                    run.check(length)
-                    run.accesses.append(_Access(target.id, offset, True, ast.Add))
-                    at = _at(target.id, offset, k)
-                    run.body.append(ast.AugAssign(target=at, op=ast.Add(), value=element))
-                    return
-                if self.rank(target.id) != 1:
-                    raise _Refused
-                if _is_copy(value, self.builder.xp):
-                    value = value.args[0]
-                elif not isinstance(value, (ast.BinOp, ast.UnaryOp, ast.Call)):
-                    raise _Refused  # (`y = x` and `y = x[1:]` share x's memory)
-                arrays = run.arrays
-                element = self.element(value, run)
-                if run.arrays == arrays:
-                    raise _Refused  # (no array operand: numbers)
-                local = self.define(target.id, run)
-                store = name(local) if local else _at(target.id, 0, k)
-                if not local:
-                    run.accesses.append(_Access(target.id, 0, True))
-                run.body.append(ast.Assign(targets=[store], value=element))
+                    self.scattered(target.id, scatter, run)
+                else:
+                    self.assigned(target.id, value, run)
                 return
             if isinstance(target, ast.Subscript):
                 store = self.written(target, None, run)
                 run.body.append(ast.Assign(targets=[store], value=self.element(value, run)))
                 return
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, _OPS):
-            target = stmt.target
-            if isinstance(target, ast.Name) and self.rank(target.id) == 0:
-                self.reduction(stmt, run)
-                return
-            scatter = self.scatter(stmt.value)
-            if isinstance(stmt.op, ast.Add) and isinstance(target, ast.Name) and scatter:
-                # B += index_adjoint(E, X, slice(lo, hi)), B like X: B[lo:hi] += E
-                e, x, piece, length = scatter
-                element = self.element(e, run)
-                view = ast.Subscript(value=name(target.id), slice=copy_tree(piece), ctx=ast.Load())
-                if target.id in run.local and run.local[target.id] is not None:
-                    raise _Refused
-                store = self.written(view, ast.Add, run)
-                run.check(length)
-                assert isinstance(x, ast.Name)
-                if (target.id, x.id) not in run.same:
-                    run.same.append((target.id, x.id))
-                run.body.append(ast.AugAssign(target=store, op=ast.Add(), value=element))
-                run.ops += 1
-                return
-            if isinstance(target, ast.Name) and target.id in run.local:
-                local = run.local[target.id]
-                element = self.element(stmt.value, run)
-                if local is not None:
-                    run.body.append(ast.AugAssign(target=name(local), op=stmt.op, value=element))
-                    return
-                store = self.written(target, type(stmt.op), run)
-            elif isinstance(target, (ast.Name, ast.Subscript)):
-                element = self.element(stmt.value, run)
-                store = self.written(target, type(stmt.op), run)
-            else:
-                raise _Refused
-            run.body.append(ast.AugAssign(target=store, op=stmt.op, value=element))
-            run.ops += 1
+            self.augmented(stmt, run)
             return
         raise _Refused
 
-    def reduction(self, stmt: ast.AugAssign, run: _Run) -> None:
+    def scattered(self, v: str, scatter: _Scatter, run: Run) -> None:
+        """``V = index_adjoint(E, X, slice(lo, hi))``: zeros like ``X``, ``E`` added at
+        ``lo``."""
+        e, x, piece, length = scatter
+        sliced = ast.Subscript(value=copy_tree(x), slice=copy_tree(piece), ctx=ast.Load())
+        offset = self.view(sliced)[1]
+        element = self.element(e, run)
+        self.define(v, run, array_like=x, local_ok=False)
+        run.check(length)
+        run.accesses.append(Access(v, offset, True, ast.Add))
+        store = at(v, offset, name(self.k))
+        run.body.append(ast.AugAssign(target=store, op=ast.Add(), value=element))
+
+    def assigned(self, v: str, value: ast.expr, run: Run) -> None:
+        """``T = E`` of an array ``T``: a number in the loop, or an array the run makes."""
+        if self.rank(v) != 1:
+            raise _Refused
+        if _is_copy(value, self.builder.xp):
+            value = value.args[0]  # type: ignore[attr-defined]
+        elif not isinstance(value, (ast.BinOp, ast.UnaryOp, ast.Call)):
+            raise _Refused  # (`y = x` and `y = x[1:]` share x's memory)
+        arrays = run.arrays
+        element = self.element(value, run)
+        if run.arrays == arrays:
+            raise _Refused  # (no array operand: numbers)
+        local = self.define(v, run)
+        store = name(local) if local else at(v, 0, name(self.k))
+        if not local:
+            run.accesses.append(Access(v, 0, True))
+        run.body.append(ast.Assign(targets=[store], value=element))
+
+    def augmented(self, stmt: ast.AugAssign, run: Run) -> None:
+        """``T op= E``, ``B[lo:hi] op= E``, a sum ``S += unbroadcast(E, s)`` or
+        ``B += index_adjoint(E, X, slice(lo, hi))``."""
+        target = stmt.target
+        if isinstance(target, ast.Name) and self.rank(target.id) == 0:
+            self.reduction(stmt, run)
+            return
+        scatter = self.scatter(stmt.value)
+        if isinstance(stmt.op, ast.Add) and isinstance(target, ast.Name) and scatter:
+            self.added_at(target.id, scatter, run)
+            return
+        if isinstance(target, ast.Name) and target.id in run.local:
+            local = run.local[target.id]
+            element = self.element(stmt.value, run)
+            if local is not None:
+                run.body.append(ast.AugAssign(target=name(local), op=stmt.op, value=element))
+                return
+            store = self.written(target, type(stmt.op), run)
+        elif isinstance(target, (ast.Name, ast.Subscript)):
+            element = self.element(stmt.value, run)
+            store = self.written(target, type(stmt.op), run)
+        else:
+            raise _Refused
+        run.body.append(ast.AugAssign(target=store, op=stmt.op, value=element))
+        run.ops += 1
+
+    def added_at(self, b: str, scatter: _Scatter, run: Run) -> None:
+        """``B += index_adjoint(E, X, slice(lo, hi))`` of ``B`` as long as ``X``:
+        ``B[lo:hi] += E``."""
+        e, x, piece, length = scatter
+        element = self.element(e, run)
+        view = ast.Subscript(value=name(b), slice=copy_tree(piece), ctx=ast.Load())
+        if b in run.local and run.local[b] is not None:
+            raise _Refused
+        store = self.written(view, ast.Add, run)
+        run.check(length)
+        assert isinstance(x, ast.Name)
+        if (b, x.id) not in run.same:
+            run.same.append((b, x.id))
+        run.body.append(ast.AugAssign(target=store, op=ast.Add(), value=element))
+        run.ops += 1
+
+    def reduction(self, stmt: ast.AugAssign, run: Run) -> None:
         """``S += unbroadcast(E, s)`` of floats ``S`` and ``s``: ``E`` summed in the loop."""
         value = stmt.value
         if not (
@@ -302,7 +267,7 @@ class _Fuser:
         run.totals.add(total)  # (no later statement of the run may read it)
 
     def define(
-        self, v: str, run: _Run, array_like: ast.expr | None = None, local_ok: bool = True
+        self, v: str, run: Run, array_like: ast.expr | None = None, local_ok: bool = True
     ) -> str | None:
         """Bind ``v`` in the run: a fresh number name where ``v`` is read only in the run
         (after this), else None (an array allocated before the loop)."""
@@ -332,7 +297,7 @@ class _Fuser:
             run.before.append(ast.Assign(targets=[name(v)], value=empty))
         return None
 
-    def written(self, target: ast.expr, op: type | None, run: _Run) -> ast.expr:
+    def written(self, target: ast.expr, op: type | None, run: Run) -> ast.expr:
         """The element ``k`` of the array ``target`` (``B`` or ``B[lo:hi]``) the run writes,
         with its length checked."""
         base, offset, length = self.view(target)
@@ -343,12 +308,12 @@ class _Fuser:
                 raise _Refused
         if not (base in run.sized and isinstance(target, ast.Name)):
             run.check(length)
-        run.accesses.append(_Access(base, offset, True, op))
-        return _at(base, offset, name(self.k))
+        run.accesses.append(Access(base, offset, True, op))
+        return at(base, offset, name(self.k))
 
     # -- elements -------------------------------------------------------------------------
 
-    def element(self, e: ast.expr, run: _Run) -> ast.expr:
+    def element(self, e: ast.expr, run: Run) -> ast.expr:
         """The element ``k`` of the elementwise expression ``e``."""
         k = name(self.k)
         if isinstance(e, ast.Constant):
@@ -391,8 +356,8 @@ class _Fuser:
                 return name(local)
             if e.id not in run.sized:
                 run.check(ast.Call(func=name("len"), args=[name(e.id)], keywords=[]))
-            run.accesses.append(_Access(e.id, 0, False))
-            return _at(e.id, 0, k)
+            run.accesses.append(Access(e.id, 0, False))
+            return at(e.id, 0, k)
         if isinstance(e, ast.Name) and self.rank(e.id) == 0 and self.floats(e.id):
             if any(a.base == e.id for a in run.accesses):
                 raise _Refused
@@ -403,11 +368,11 @@ class _Fuser:
             if base in run.local:
                 raise _Refused  # (a slice of an array the run makes)
             run.check(length)
-            run.accesses.append(_Access(base, offset, False))
+            run.accesses.append(Access(base, offset, False))
             run.arrays += 1
             if run.dtype is None:
                 run.dtype = ast.Attribute(value=name(base), attr="dtype", ctx=ast.Load())
-            return _at(base, offset, k)
+            return at(base, offset, k)
         raise _Refused
 
     def view(self, e: ast.expr) -> tuple[str, int, ast.expr]:
@@ -441,7 +406,7 @@ class _Fuser:
             whole = name(base)
         return base, offset, ast.Call(func=name("len"), args=[whole], keywords=[])
 
-    def scatter(self, value: ast.expr) -> tuple[ast.expr, ast.expr, ast.Slice, ast.expr] | None:
+    def scatter(self, value: ast.expr) -> _Scatter | None:
         """``index_adjoint(E, X, slice(lo, hi))`` of a 1-D ``X``: ``E``, ``X``, ``lo:hi``
         and the slice's length; else None."""
         if not (
@@ -476,7 +441,7 @@ class _Fuser:
 
     # -- checks ---------------------------------------------------------------------------
 
-    def safe(self, run: _Run) -> bool:
+    def safe(self, run: Run) -> bool:
         """Whether the loop computes what the statements did: each array written in the run
         and read in it is accessed at one offset; one written at several offsets is only
         added to, never read."""
@@ -484,7 +449,7 @@ class _Fuser:
             accesses = [a for a in run.accesses if a.base == base]
             if len({a.offset for a in accesses}) == 1:
                 continue
-            if any(not a.write or a.op not in _ADDS for a in accesses):
+            if any(not a.write or a.op not in ADDS for a in accesses):
                 return False
         return True
 
@@ -494,118 +459,6 @@ class _Fuser:
 
     def floats(self, v: str) -> bool:
         return self.builder.primal_of.get(v, v) in self.facts.proven_floats
-
-    # -- the fused code -------------------------------------------------------------------
-
-    def carry(self, run: _Run) -> None:
-        """Each array the run allocates as zeros (``index_adjoint``) and only adds to, at
-        one or more offsets, written once per element: the loop adds each trip's terms in
-        numbers, one per offset, and stores element ``k + low`` (the lowest offset), whose
-        terms from earlier trips it carries in numbers too; the elements no trip reaches
-        are set to zero. (A store in place of an addition to memory: no zeros written
-        first, no trip waiting on the memory the trip before wrote.)"""
-        k, n = name(self.k), name(self.n)
-        for v, like in run.like.items():
-            accesses = [a for a in run.accesses if a.base == v]
-            if not accesses or any(not a.write or a.op not in _ADDS for a in accesses):
-                continue
-            offsets = sorted({a.offset for a in accesses})
-            low, high = offsets[0], offsets[-1]
-            terms = {o: self.fresh(f"{v}_at_{o}") for o in offsets}
-            carried = [self.fresh(f"{v}_next_{d}") for d in range(1, high - low + 1)]
-            body: list[ast.stmt] = [_zero(terms[o]) for o in offsets]
-            for stmt in run.body:
-                o = _offset_written(stmt, v, self.k)
-                if o is None:
-                    body.append(stmt)
-                else:
-                    assert isinstance(stmt, ast.AugAssign)
-                    body.append(ast.AugAssign(target=name(terms[o]), op=stmt.op, value=stmt.value))
-            first = _plus(name(carried[0]) if carried else None, _term(terms, low))
-            body.append(ast.Assign(targets=[_at(v, low, k)], value=first))
-            for d in range(1, len(carried) + 1):
-                later = name(carried[d]) if d < len(carried) else None
-                value = _plus(later, _term(terms, low + d))
-                body.append(ast.Assign(targets=[name(carried[d - 1])], value=value))
-            run.body = body
-            for stmt in run.before:
-                if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
-                    if stmt.targets[0].id == v:
-                        stmt.value = self.builder.xp_call("empty_like", name(like))
-            run.before.extend(_zero(c) for c in carried)
-            if low:
-                head = ast.Subscript(
-                    value=name(v), slice=ast.Slice(upper=ast.Constant(low)), ctx=ast.Load()
-                )
-                run.before.append(ast.Assign(targets=[head], value=ast.Constant(0.0)))
-            for d, c in enumerate(carried):
-                store = _at(v, low + d, n)
-                run.after.append(ast.Assign(targets=[store], value=name(c)))
-            end = _at(v, high, n).slice
-            tail = ast.Subscript(value=name(v), slice=ast.Slice(lower=end), ctx=ast.Load())
-            run.after.append(ast.Assign(targets=[tail], value=ast.Constant(0.0)))
-
-    def emit(self, run: _Run) -> list[ast.stmt]:
-        self.carry(run)
-        first, *rest = run.lengths
-        checks: list[ast.expr] = [
-            ast.Compare(left=length, ops=[ast.Eq()], comparators=[name(self.n)]) for length in rest
-        ]
-        for a, b in run.same:
-            a_len, b_len = (ast.Call(func=name("len"), args=[name(v)], keywords=[]) for v in (a, b))
-            checks.append(ast.Compare(left=a_len, ops=[ast.Eq()], comparators=[b_len]))
-        loop = ast.For(
-            target=name(self.k, ast.Store()),
-            iter=ast.Call(func=name("range"), args=[name(self.n)], keywords=[]),
-            body=run.body,
-            orelse=[],
-        )
-        fused = [*run.before, loop, *run.after]
-        test = ast.BoolOp(op=ast.And(), values=checks) if len(checks) > 1 else None
-        if test is None:
-            test = checks[0] if checks else ast.Constant(True)
-        return [
-            ast.Assign(targets=[name(self.n, ast.Store())], value=first),
-            ast.If(test=test, body=fused, orelse=run.stmts),
-        ]
-
-
-def _at(base: str, offset: int, k: ast.expr) -> ast.Subscript:
-    index: ast.expr = copy_tree(k)
-    if offset:
-        index = ast.BinOp(left=index, op=ast.Add(), right=ast.Constant(offset))
-    return ast.Subscript(value=name(base), slice=index, ctx=ast.Load())
-
-
-def _term(terms: dict[int, str], offset: int) -> ast.expr | None:
-    return name(terms[offset]) if offset in terms else None
-
-
-def _plus(a: ast.expr | None, b: ast.expr | None) -> ast.expr:
-    if a is None or b is None:
-        return a or b or ast.Constant(0.0)
-    return ast.BinOp(left=a, op=ast.Add(), right=b)
-
-
-def _zero(v: str) -> ast.Assign:
-    return ast.Assign(targets=[name(v)], value=ast.Constant(0.0))
-
-
-def _offset_written(stmt: ast.stmt, v: str, k: str) -> int | None:
-    """The offset of the element of ``v`` the loop's statement ``stmt`` adds to
-    (``v[k + 1] += ...``), or None."""
-    if not (
-        isinstance(stmt, ast.AugAssign)
-        and isinstance(stmt.target, ast.Subscript)
-        and isinstance(stmt.target.value, ast.Name)
-        and stmt.target.value.id == v
-    ):
-        return None
-    index = stmt.target.slice
-    if isinstance(index, ast.Name) and index.id == k:
-        return 0
-    assert isinstance(index, ast.BinOp) and isinstance(index.right, ast.Constant)
-    return int(index.right.value)
 
 
 def _is_copy(value: ast.expr, xp: str) -> bool:

@@ -31,19 +31,10 @@ LONG_MODULES: dict[str, str] = {
         "the tape plan and its fixed point; other work on reverse mode is editing it: to "
         "be split after that is merged"
     ),
-    "srcgrad/numba_fusion.py": (
-        "elementwise fusion for the numba profile, still being written by the numba work: "
-        "to be split when that work is merged"
-    ),
 }
 
 #: functions over FUNCTION_LINES, as "path::qualified.name": why they still are
-LONG_FUNCTIONS: dict[str, str] = {
-    "srcgrad/numba_fusion.py::_Fuser.statement": (
-        "what one statement adds to a fused loop; numba_fusion.py is still being written: "
-        "to be split when that work is merged"
-    ),
-}
+LONG_FUNCTIONS: dict[str, str] = {}
 
 
 def _modules() -> list[Path]:
