@@ -28,7 +28,7 @@ of the samples. ``srcgrad.compiled.CHOOSE = False`` runs numba's code always.
 
 ``compile="numba"`` raises those errors; ``compile="numba-or-python"`` warns
 (:class:`CompileWarning`) and runs plain Python instead: the plain profile's code where
-:func:`refuse` refused, the same module uncompiled where numba did.
+:func:`refuse` refused, and where numba did (plain srcgrad's derivative, made then).
 """
 
 from __future__ import annotations
@@ -230,8 +230,9 @@ _LOCATION = re.compile(r'File "([^"]+)", line (\d+)')
 
 class Jitted:
     """A generated module's entry point compiled by ``numba.njit``: called like the
-    plain function. ``python``: the same function uncompiled (what ``strict=False`` runs
-    when numba refuses, with a :class:`CompileWarning`)."""
+    plain function. Where numba refuses, ``strict=False`` warns (:class:`CompileWarning`)
+    and runs plain srcgrad's derivative (``python``, the same function uncompiled, where
+    none can be made)."""
 
     def __init__(
         self,
@@ -273,7 +274,7 @@ class Jitted:
 
     def __call__(self, *args: Any) -> Any:
         if self.failed is not None:  # (numba-or-python, refused once: plain Python)
-            return self.python(*args)
+            return self._fallback()(*args)
         size = _size(args) if CHOOSE and self.plain is not None else None
         if size is not None and not self.chosen.get(size, True):
             return self._plain_function()(*args)
@@ -291,10 +292,15 @@ class Jitted:
                 CompileWarning,
                 stacklevel=3,
             )
-            return self.python(*args)
+            return self._fallback()(*args)
         if size is not None and size not in self.chosen and len(self.chosen) < _SIZES:
             self.chosen[size] = self._numba_faster(args)
         return result
+
+    def _fallback(self) -> Callable[..., Any]:
+        """What runs where numba refused: plain srcgrad's derivative, else this module's
+        code uncompiled (its loops, fused ones too, run slowly in Python)."""
+        return self.python if self.plain is None else self._plain_function()
 
     def _plain_function(self) -> Callable[..., Any]:
         if self._plain is None:

@@ -315,6 +315,7 @@ def test_numba_or_python_falls_back_where_numba_refuses():
     with pytest.warns(srcgrad.CompileWarning, match="float32"):
         got = g(*point)
     _close(got, srcgrad.grad(case.func, case.wrt)(*point), case.wrt)
+    assert g._last.function._plain is not None  # (plain srcgrad's code, not numba's profile)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (warned once: then plain Python, quietly)
         _close(g(*point), got, case.wrt)
