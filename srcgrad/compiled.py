@@ -22,9 +22,9 @@ The timed choice: numba's code is not faster everywhere (small matrix products i
 compiled loop lose to numpy's BLAS calls from Python). On the first call with each size of
 arguments (the shapes, and the integers, which may count trips), :class:`Jitted` times
 numba's code and plain srcgrad's derivative (the plain profile's code, made then),
-:data:`SAMPLES` calls of each interleaved, and keeps the faster for that size: a
-derivative compiled by numba is never slower than plain srcgrad's, give or take the noise
-of the samples. ``srcgrad.compiled.CHOOSE = False`` runs numba's code always.
+:data:`SAMPLES` calls of each interleaved (one each where one is four times as fast), and
+keeps the faster for that size: a derivative compiled by numba is never slower than plain
+srcgrad's, give or take the noise of the samples. ``srcgrad.compiled.CHOOSE = False`` runs numba's code always.
 
 ``compile="numba"`` raises those errors; ``compile="numba-or-python"`` warns
 (:class:`CompileWarning`) and runs plain Python instead: the plain profile's code where
@@ -61,6 +61,8 @@ _NDARRAY = np.ndarray
 
 #: the calls of each timed, interleaved (the fastest of each compared)
 SAMPLES = 4
+#: a ratio of times past which one sample of each decides the timed choice
+_CLEAR = 4.0
 #: the sizes of arguments timed per derivative (later sizes run numba's code untimed)
 _SIZES = 16
 
@@ -323,6 +325,8 @@ class Jitted:
                 start = time.perf_counter()
                 call(*args)
                 best[numba_code] = min(best[numba_code], time.perf_counter() - start)
+            if max(best.values()) > _CLEAR * min(best.values()):
+                break  # (no noise makes up that gap: fewer slow calls)
         return best[True] <= best[False]
 
     def _compiled(self, args: Sequence[Any]) -> bool:
