@@ -41,14 +41,20 @@ RTOL = 1e-12
 #: the corpus functions the numba profile refuses, with what its message names: a
 #: runtime helper it has no numba form of yet, or what numba itself did not compile
 REFUSED = {
+    # a pytree adjoint (a list or tuple of arrays): no numba form of its helper
     "for_enumerate_zip": "zeros_seq",
-    "rnn_float32": "float32",
-    "scalar_becomes_array": "Cannot unify",
-    "where_in_loop": "OptionalType",
-    "reassigned_in_loop_body": "Cannot unify",
-    "parameter_reassigned_in_loop_from_invariants": "Cannot unify",
     "list_stacked": "unstack",
     "nested_lists_to_array": "unstack_like",
+    # numba's xs[0] * 0.0 of float32 is float64 (numpy's: float32), and its @ takes
+    # operands of one dtype only
+    "rnn_float32": "float32",
+    # a name that is a float, then an array (or a 0-d array, then a float): numba types
+    # each name once
+    "scalar_becomes_array": "Cannot unify",
+    "reassigned_in_loop_body": "Cannot unify",
+    "parameter_reassigned_in_loop_from_invariants": "Cannot unify",
+    # a comparison's mask whose rank srcgrad cannot tell before the loop: preset to None
+    "where_in_loop": "OptionalType",
 }
 
 
