@@ -24,7 +24,8 @@ arguments (the shapes, and the integers, which may count trips), :class:`Jitted`
 numba's code and plain srcgrad's derivative (the plain profile's code, made then),
 :data:`SAMPLES` calls of each interleaved (one each where one is four times as fast), and
 keeps the faster for that size: a derivative compiled by numba is never slower than plain
-srcgrad's, give or take the noise of the samples. ``srcgrad.compiled.CHOOSE = False`` runs numba's code always.
+srcgrad's, give or take the noise of the samples. ``srcgrad.compiled.CHOOSE = False`` runs
+numba's code always.
 
 ``compile="numba"`` raises those errors; ``compile="numba-or-python"`` warns
 (:class:`CompileWarning`) and runs plain Python instead: the plain profile's code where
