@@ -56,10 +56,29 @@ def _scatter_args():  # (the README's summary line spells scatter out)
     return rng.standard_normal(8), 0.5, rng.integers(0, 8, 8)
 
 
-#: generated function name -> (its derivative, the arguments it is called with)
+def power(x, n):
+    if n == 0:
+        return np.ones_like(x)
+    h = power(x, n // 2)
+    if n % 2 == 0:
+        return h * h
+    return x * h * h
+
+
+def power_loss(x, n):
+    return np.sum(power(x, n))
+
+
+def _power_args():  # (the README's summary line spells power out)
+    return np.linspace(0.5, 1.5, 6), 5
+
+
+#: generated function name (of the README's block) -> (its derivative, the arguments it is
+#: called with); for a recursion the block shows the adjoint of the recursive function
 GENERATED = {
     "grad_loss": (srcgrad.grad(loss), _loss_args),
     "grad_scatter": (srcgrad.grad(scatter, wrt=(0, 1)), _scatter_args),
+    "power_bwd": (srcgrad.grad(power_loss), _power_args),
 }
 USER = {"loss": loss}
 
@@ -104,7 +123,7 @@ def shown(prefixes: tuple[str, ...], document: Path = README) -> dict[str, str]:
 
 
 def test_the_readme_shows_generated_code():
-    assert set(shown(("grad_", "jvp_"))) == set(GENERATED)
+    assert set(shown(("grad_", "jvp_", "power_bwd"))) == set(GENERATED)
 
 
 def test_the_package_index_page_shows_generated_code():
@@ -157,6 +176,14 @@ def test_show_prints_the_generic_version_the_readme_describes():
         "`python -m srcgrad show` prints other code for the README's loss now: make the "
         f"README's paragraph after grad_loss say what it does:\n\n{generic}"
     )
+
+
+def test_the_readme_spells_out_the_recursion_it_shows():
+    text = README.read_text()
+    assert (
+        "the gradient of <code>np.sum(power(x, n))</code>, where <code>power</code> squares" in text
+    )
+    assert "<code>power(x, n // 2)</code> (times <code>x</code> for odd <code>n</code>)" in text
 
 
 def test_the_readme_spells_out_the_scatter_it_shows():
