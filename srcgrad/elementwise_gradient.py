@@ -27,7 +27,9 @@ class ElementwiseGrad(Generic[P]):
     #: (what analysis looks for to say that a differentiated function calls one)
     __srcgrad_derivative__ = True
 
-    def __init__(self, func: Callable[..., Any], wrt: Wrt, mode: str = "reverse") -> None:
+    def __init__(
+        self, func: Callable[..., Any], wrt: Wrt, mode: str = "reverse", compile: str | None = None
+    ) -> None:
         if mode not in _MODES:
             raise ValueError(
                 f"elementwise_grad's mode must be 'reverse' or 'forward', not {mode!r}"
@@ -49,7 +51,8 @@ class ElementwiseGrad(Generic[P]):
                 )
             self._first = func
             func = func.__wrapped__
-        vjp = Derivative(func, "vjp", wrt)
+        runs_vjp = self._first is None and mode == "reverse"  # (else it only binds arguments)
+        vjp = Derivative(func, "vjp", wrt, compile=compile if runs_vjp else None)
         if self._first is not None:
             if vjp.wrt != self._first.wrt:
                 raise TypeError(
@@ -58,11 +61,11 @@ class ElementwiseGrad(Generic[P]):
                 )
             # the Jacobian of g = ones @ J is a sum of Hessians, symmetric: ones @ J_g is
             # J_g @ ones, the jvp of the vjp along ones
-            self._derivative: Any = Derivative(vjp, "jvp", wrt)
+            self._derivative: Any = Derivative(vjp, "jvp", wrt, compile=compile)
         elif mode == "reverse":
             self._derivative = vjp
         else:
-            self._jacobian = Jacobian(func, wrt, "forward")
+            self._jacobian = Jacobian(func, wrt, "forward", compile=compile)
             self._derivative = self._jacobian._inner
         self._bound = vjp  # (binds a call's arguments to func's parameters)
         functools.update_wrapper(self, func, updated=())
@@ -122,6 +125,7 @@ def elementwise_grad(
     *,
     mode: str = "reverse",
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> ElementwiseGrad[P]: ...
 @overload
 def elementwise_grad(
@@ -130,6 +134,7 @@ def elementwise_grad(
     *,
     mode: str = "reverse",
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[P, Any]], ElementwiseGrad[P]]: ...
 def elementwise_grad(
     func: Callable[..., Any] | None = None,
@@ -137,6 +142,7 @@ def elementwise_grad(
     *,
     mode: str = "reverse",
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """autograd's ``elementwise_grad``: the gradient of the sum of ``func``'s outputs with
     respect to one argument, ``ones @ J``, the vjp with a cotangent of ones. For an
@@ -159,6 +165,9 @@ def elementwise_grad(
             first when not given.
         mode: ``"reverse"`` (the default) or ``"forward"``.
         argnums: autograd's ``argnum``, JAX's ``argnums``: a name for ``wrt``.
+        compile: as :func:`srcgrad.grad`'s: ``None`` (plain Python, the default),
+            ``"numba"`` or ``"numba-or-python"`` (the generated code it runs, compiled by
+            ``numba.njit``).
 
     Returns:
         A callable taking ``func``'s arguments and returning ``ones @ J``, shaped like the
@@ -192,5 +201,5 @@ def elementwise_grad(
     """
     wrt = resolve_wrt(wrt, argnums, "elementwise_grad")
     if func is None:
-        return lambda f: ElementwiseGrad(f, wrt, mode)
-    return ElementwiseGrad(func, wrt, mode)
+        return lambda f: ElementwiseGrad(f, wrt, mode, compile)
+    return ElementwiseGrad(func, wrt, mode, compile)

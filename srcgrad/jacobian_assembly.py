@@ -48,6 +48,7 @@ class Jacobian(Generic[P]):
         wrt: the argument(s) to differentiate with respect to, by position or name, or a
             tuple of them; the first argument when not given.
         mode: ``"reverse"`` or ``"forward"``.
+        compile: as :func:`srcgrad.grad`'s: ``None``, ``"numba"`` or ``"numba-or-python"``.
 
     Raises:
         TypeError: ``func`` is not a Python function (or a derivative srcgrad made), or both
@@ -79,7 +80,9 @@ class Jacobian(Generic[P]):
     #: (what analysis looks for to say that a differentiated function calls one)
     __srcgrad_derivative__ = True
 
-    def __init__(self, func: Callable[..., Any], wrt: Wrt, mode: str = "reverse") -> None:
+    def __init__(
+        self, func: Callable[..., Any], wrt: Wrt, mode: str = "reverse", compile: str | None = None
+    ) -> None:
         if mode not in _MODES:
             auto = " (mode='auto' is grad's and value_and_grad's)" if mode == "auto" else ""
             raise ValueError(f"jacobian's mode must be 'reverse' or 'forward'{auto}, not {mode!r}")
@@ -94,7 +97,8 @@ class Jacobian(Generic[P]):
         elif not inspect.isfunction(func):
             raise TypeError(_not_a_function(func, "jacobian"))
         self.mode = mode
-        self._inner = Derivative(func, "vjp" if mode == "reverse" else "jvp", wrt)
+        kind = "vjp" if mode == "reverse" else "jvp"
+        self._inner = Derivative(func, kind, wrt, compile=compile)
         #: the Jacobian of a jvp is that of its tangent output (as its gradient is)
         self._tangent_output = self._inner._tangent_output
         functools.update_wrapper(self, func, updated=())

@@ -23,6 +23,7 @@ def jacobian(
     *,
     mode: str = "reverse",
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Jacobian[P]: ...
 @overload
 def jacobian(
@@ -31,6 +32,7 @@ def jacobian(
     *,
     mode: str = "reverse",
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
 def jacobian(
     func: Callable[..., Any] | None = None,
@@ -38,6 +40,7 @@ def jacobian(
     *,
     mode: str = "reverse",
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """The Jacobian of ``func`` with respect to argument(s) ``wrt``: an array of shape
     ``out.shape + arg.shape`` (a tuple of them when ``wrt`` is a tuple).
@@ -53,6 +56,9 @@ def jacobian(
         mode: ``"reverse"`` (one vjp per output element; the default) or ``"forward"``
             (one jvp per input element, and ``func`` may return a tuple of arrays).
         argnums: JAX's name for ``wrt``.
+        compile: as :func:`srcgrad.grad`'s: ``None`` (plain Python, the default),
+            ``"numba"`` or ``"numba-or-python"`` (the generated code it runs, compiled by
+            ``numba.njit``).
 
     Returns:
         A ``Jacobian``, called with ``func``'s arguments, returning an array of shape
@@ -87,8 +93,8 @@ def jacobian(
     """
     wrt = resolve_wrt(wrt, argnums, "jacobian")
     if func is None:
-        return lambda f: Jacobian(f, wrt, mode)
-    return Jacobian(func, wrt, mode)
+        return lambda f: Jacobian(f, wrt, mode, compile=compile)
+    return Jacobian(func, wrt, mode, compile=compile)
 
 
 @overload
@@ -97,6 +103,7 @@ def hessian(
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Jacobian[P]: ...
 @overload
 def hessian(
@@ -104,9 +111,14 @@ def hessian(
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
 def hessian(
-    func: Callable[..., Any] | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """The Hessian of ``func``'s scalar output with respect to argument ``wrt``: an array
     of shape ``arg.shape + arg.shape``, by forward mode over the reverse-mode gradient
@@ -120,6 +132,9 @@ def hessian(
         wrt: the argument(s) to differentiate with respect to, by position or name, or a
             tuple of them; the first argument when not given.
         argnums: JAX's name for ``wrt``.
+        compile: as :func:`srcgrad.grad`'s: ``None`` (plain Python, the default),
+            ``"numba"`` or ``"numba-or-python"`` (the generated code it runs, compiled by
+            ``numba.njit``).
 
     Returns:
         A ``Jacobian`` (of the gradient), called with ``func``'s arguments, returning an
@@ -152,8 +167,8 @@ def hessian(
     """
     wrt = resolve_wrt(wrt, argnums, "hessian")
     if func is None:
-        return lambda f: hessian(f, wrt)
-    return Jacobian(Derivative(func, "grad", wrt), wrt, mode="forward")
+        return lambda f: hessian(f, wrt, compile=compile)
+    return Jacobian(Derivative(func, "grad", wrt), wrt, mode="forward", compile=compile)
 
 
 class HessianVectorProduct:
@@ -163,8 +178,8 @@ class HessianVectorProduct:
     #: (what analysis looks for to say that a differentiated function calls one)
     __srcgrad_derivative__ = True
 
-    def __init__(self, func: Callable[..., Any], wrt: Wrt) -> None:
-        self._jvp = Derivative(Derivative(func, "grad", wrt), "jvp", wrt)
+    def __init__(self, func: Callable[..., Any], wrt: Wrt, compile: str | None = None) -> None:
+        self._jvp = Derivative(Derivative(func, "grad", wrt), "jvp", wrt, compile=compile)
         functools.update_wrapper(self, func, updated=())
         self.__wrapped__ = func
 
@@ -188,6 +203,7 @@ def hvp(
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> HessianVectorProduct: ...
 @overload
 def hvp(
@@ -195,9 +211,14 @@ def hvp(
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[..., Any]], HessianVectorProduct]: ...
 def hvp(
-    func: Callable[..., Any] | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None
+    func: Callable[..., Any] | None = None,
+    wrt: Wrt | None = None,
+    *,
+    argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """A callable taking ``func``'s arguments, then one vector per ``wrt`` argument (shaped
     like it), and returning the Hessian-vector product(s). ``argnums`` is a synonym of
@@ -211,6 +232,9 @@ def hvp(
         wrt: the argument(s) to differentiate with respect to, by position or name, or a
             tuple of them; the first argument when not given.
         argnums: JAX's name for ``wrt``.
+        compile: as :func:`srcgrad.grad`'s: ``None`` (plain Python, the default),
+            ``"numba"`` or ``"numba-or-python"`` (the generated code it runs, compiled by
+            ``numba.njit``).
 
     Returns:
         A callable taking ``func``'s arguments, then a vector shaped like each ``wrt``
@@ -242,8 +266,8 @@ def hvp(
     """
     wrt = resolve_wrt(wrt, argnums, "hvp")
     if func is None:
-        return lambda f: HessianVectorProduct(f, wrt)
-    return HessianVectorProduct(func, wrt)
+        return lambda f: HessianVectorProduct(f, wrt, compile)
+    return HessianVectorProduct(func, wrt, compile)
 
 
 @overload
@@ -252,6 +276,7 @@ def jacfwd(
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Jacobian[P]: ...
 @overload
 def jacfwd(
@@ -259,12 +284,14 @@ def jacfwd(
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
 def jacfwd(
     func: Callable[..., Any] | None = None,
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """JAX's ``jax.jacfwd``: the Jacobian by forward mode, ``jacobian(func, wrt,
     mode="forward")`` (one jvp per input element).
@@ -279,6 +306,9 @@ def jacfwd(
         wrt: the argument(s) to differentiate with respect to, by position or name, or a
             tuple of them; the first argument when not given.
         argnums: JAX's name for ``wrt``.
+        compile: as :func:`srcgrad.grad`'s: ``None`` (plain Python, the default),
+            ``"numba"`` or ``"numba-or-python"`` (the generated code it runs, compiled by
+            ``numba.njit``).
 
     Returns:
         A ``Jacobian``: an array of shape ``out.shape + arg.shape`` for an int ``wrt``, a
@@ -311,8 +341,8 @@ def jacfwd(
     """
     wrt = resolve_wrt(wrt, argnums, "jacfwd")
     if func is None:
-        return lambda f: Jacobian(f, wrt, "forward")
-    return Jacobian(func, wrt, "forward")
+        return lambda f: Jacobian(f, wrt, "forward", compile=compile)
+    return Jacobian(func, wrt, "forward", compile=compile)
 
 
 @overload
@@ -321,6 +351,7 @@ def jacrev(
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Jacobian[P]: ...
 @overload
 def jacrev(
@@ -328,12 +359,14 @@ def jacrev(
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Callable[[Callable[P, Any]], Jacobian[P]]: ...
 def jacrev(
     func: Callable[..., Any] | None = None,
     wrt: Wrt | None = None,
     *,
     argnums: Wrt | None = None,
+    compile: str | None = None,
 ) -> Any:
     """JAX's ``jax.jacrev``: the Jacobian by reverse mode, ``jacobian(func, wrt,
     mode="reverse")`` (one vjp per output element).
@@ -349,6 +382,9 @@ def jacrev(
         wrt: the argument(s) to differentiate with respect to, by position or name, or a
             tuple of them; the first argument when not given.
         argnums: JAX's name for ``wrt``.
+        compile: as :func:`srcgrad.grad`'s: ``None`` (plain Python, the default),
+            ``"numba"`` or ``"numba-or-python"`` (the generated code it runs, compiled by
+            ``numba.njit``).
 
     Returns:
         A ``Jacobian``: an array of shape ``out.shape + arg.shape`` for an int ``wrt``, a
@@ -382,5 +418,5 @@ def jacrev(
     """
     wrt = resolve_wrt(wrt, argnums, "jacrev")
     if func is None:
-        return lambda f: Jacobian(f, wrt, "reverse")
-    return Jacobian(func, wrt, "reverse")
+        return lambda f: Jacobian(f, wrt, "reverse", compile=compile)
+    return Jacobian(func, wrt, "reverse", compile=compile)

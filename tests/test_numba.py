@@ -149,6 +149,45 @@ def test_forward_mode():
     np.testing.assert_allclose(forward(*args), srcgrad.grad(workloads.euler)(*args), rtol=1e-12)
 
 
+def _elementwise(x):
+    return np.sin(x) * x + x**3
+
+
+def _scalar(x):
+    return np.sum(np.sin(x) * x**2)
+
+
+@pytest.mark.parametrize(
+    ("transformation", "function", "runs"),
+    [
+        (srcgrad.jacobian, _elementwise, lambda d: d._inner),
+        (srcgrad.jacfwd, _elementwise, lambda d: d._inner),
+        (srcgrad.jacrev, _elementwise, lambda d: d._inner),
+        (srcgrad.hessian, _scalar, lambda d: d._inner),
+        (srcgrad.elementwise_grad, _elementwise, lambda d: d._derivative),
+        (srcgrad.hvp, _scalar, lambda d: d._jvp),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_composed_transformations_take_the_option(transformation, function, runs):
+    """jacobian, jacfwd, jacrev, hessian, elementwise_grad and hvp run code numba compiled,
+    with plain srcgrad's numbers."""
+    x = np.linspace(0.2, 1.1, 4)
+    args = (x, np.linspace(1.0, -1.0, 4)) if transformation is srcgrad.hvp else (x,)
+    compiled_one = transformation(function, compile="numba")
+    _close(compiled_one(*args), transformation(function)(*args), 0)
+    assert isinstance(runs(compiled_one)._last.function, compiled.Jitted)
+
+
+def test_second_elementwise_grad_compiles_the_outer_derivative():
+    x = np.linspace(0.2, 1.1, 4)
+    second = srcgrad.elementwise_grad(srcgrad.elementwise_grad(_elementwise), compile="numba")
+    want = srcgrad.elementwise_grad(srcgrad.elementwise_grad(_elementwise))(x)
+    _close(second(x), want, 0)
+    np.testing.assert_allclose(want, 2 * np.cos(x) - x * np.sin(x) + 6 * x, rtol=1e-12)
+    assert isinstance(second._derivative._last.function, compiled.Jitted)
+
+
 def test_code_is_cached_per_kind_of_arguments():
     def f(x, n):
         s = 0.0
