@@ -23,10 +23,6 @@ FUNCTION_LINES = 60
 
 #: modules over MODULE_LINES, by path from the repository's root: why they still are
 LONG_MODULES: dict[str, str] = {
-    "srcgrad/compiler/transform/reverse/sweeps.py": (
-        "the reverse sweeps emitted from the tape plan; other work on reverse mode is "
-        "editing it: to be split after that is merged"
-    ),
     "srcgrad/compiler/transform/reverse/tape_plan.py": (
         "the tape plan and its fixed point; other work on reverse mode is editing it: to "
         "be split after that is merged"

@@ -30,6 +30,8 @@ and drops what is never read.
 
 - :mod:`.tape_plan`: the taping decision (what to record, recompute, count);
 - :mod:`.sweeps`: the primal and adjoint sweeps and the function (``_Reverse``);
+- :mod:`.tapes`: what the primal sweep saves, where the adjoint gets it back, trip counters;
+- :mod:`.function`: the function around the sweeps (presets, checks, what it returns);
 - :mod:`.calls`: calls to the user's functions (``f_fwd``/``f_bwd`` pairs);
 - :mod:`.writes`: adjoints of writes into arrays and lists (``y[i] = v``, ``t = (a, b)``,
   ``xs.append(v)``);

@@ -10,21 +10,21 @@ import dataclasses
 
 from ....rules import instantiate
 from ....rules.fft import COMPLEX_ADJOINT
-from ...analyze.checks import check_mode, check_real_output
-from ...analyze.dtypes import INTEGER
-from ...analyze.facts import Facts, assigned_name, is_setitem
+from ...analyze.checks import check_mode
+from ...analyze.facts import Facts, is_setitem
 from ...analyze.in_place import in_place_checks
 from ...astwalk import copy_tree
 from ...normalize.lower import Normalized
-from ..builder import Builder, add, assign, comment, marker, name
+from ..builder import Builder, add, assign, comment, name
 from ..numba_ranges import backwards
 from .calls import CallAdjoints
+from .function import DerivativeFunction
 from .hoisting import hoistable
 from .increments import find_increments
 from .owned import owned_loops, owned_reads
-from .recompute import recomputed
 from .shapes import AdjointShapes
 from .tape_plan import TapePlanner
+from .tapes import TapeSaves, _call
 from .trial import TrialSweep, flatten
 from .uniform import UniformAdjoints
 from .writes import WriteAdjoints, own_copy
@@ -41,7 +41,15 @@ def reverse(
     return _Reverse(norm, facts, wrt, builder).function(kind)
 
 
-class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, TrialSweep):
+class _Reverse(
+    CallAdjoints,
+    AdjointShapes,
+    UniformAdjoints,
+    WriteAdjoints,
+    TrialSweep,
+    TapeSaves,
+    DerivativeFunction,
+):
     """Reverse mode of one core function, emitted from its :class:`TapePlan`."""
 
     def __init__(self, norm: Normalized, facts: Facts, wrt: list[str], builder: Builder) -> None:
@@ -98,109 +106,6 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
         self.last_origin = None
 
     # -- the two sweeps --------------------------------------------------------------------
-    def _push(self, v: str) -> ast.stmt:
-        return self._push_value(name(v), v)
-
-    def _save(self, stmt: ast.stmt, value: ast.expr, depth: int) -> ast.stmt:
-        """Keep ``value`` for the adjoint: on the tape inside loops, where the
-        statement runs many times; in a variable of its own outside them."""
-        loop = self._indexed(stmt)
-        if depth > 0 and loop is not None:  # (numba profile: tape[i] = x)
-            tape = self._tape(id(stmt))
-            self.indexed_tapes.add(tape)
-            size = _call("len", copy_tree(loop.iter))
-            allocated = self.allocations.setdefault(id(loop), [])
-            if all(a.targets[0].id != tape for a in allocated):  # type: ignore[attr-defined]
-                allocated.append(assign(tape, self.builder.xp_call("empty", size)))
-            where = ast.Subscript(value=name(tape), slice=copy_tree(loop.target), ctx=ast.Store())
-            return ast.Assign(targets=[where], value=value)
-        if depth > 0:
-            return self._push_value(value, id(stmt))
-        return assign(self._save_name(stmt), value)
-
-    def _indexed(self, stmt: ast.stmt) -> ast.For | None:
-        """In the numba profile, for a float that ``stmt`` overwrites in a loop run
-        once, over ``range(n)``, with an index nothing else assigns: the loop, and an array
-        tape (allocated before the loop, ``np.empty(len(t1))``) written and read at the
-        loop's index, so that the backward loop, over the same indices, reads the value
-        of its own trip: the loop, or None (a list tape)."""
-        if self.builder.profile != "numba" or not isinstance(stmt, ast.Assign):
-            return None
-        around = self.loops_around.get(id(stmt), [])
-        target = stmt.targets[0]
-        if len(around) != 1 or not isinstance(target, ast.Name):
-            return None
-        loop = around[0]
-        if not (
-            isinstance(loop, ast.For)
-            and isinstance(loop.target, ast.Name)
-            and self._plain_range(loop.iter)
-            and all(d is loop for d, _ in self.facts.definitions.get(loop.target.id, []))
-            and self.facts.shape(target).rank == 0
-            and target.id in self.facts.proven_floats
-        ):
-            return None
-        return loop
-
-    def _save_name(self, stmt: ast.stmt) -> str:
-        if id(stmt) not in self.saves:
-            self.saves[id(stmt)] = self.builder.namer.fresh(f"{assigned_name(stmt)}_old")
-        return self.saves[id(stmt)]
-
-    def _restored(self, stmt: ast.stmt) -> ast.expr:
-        """Where the adjoint gets back what ``_save`` kept for ``stmt`` (or, for a step
-        of a counter, which saves nothing, the step undone: ``i - 1``)."""
-        if id(stmt) in self.plan.stepped:
-            return copy_tree(self.plan.stepped[id(stmt)])
-        loop = self._indexed(stmt)
-        if self.plan.depth[id(stmt)] > 0 and loop is not None:
-            tape = self._tape(id(stmt))
-            self.indexed_tapes.add(tape)
-            return ast.Subscript(value=name(tape), slice=copy_tree(loop.target), ctx=ast.Load())
-        if self.plan.depth[id(stmt)] > 0:
-            pop = ast.Attribute(value=name(self._tape(id(stmt))), attr="pop", ctx=ast.Load())
-            return ast.Call(func=pop, args=[], keywords=[])
-        return name(self._save_name(stmt))
-
-    def _push_value(self, value: ast.expr, key: str | int) -> ast.stmt:
-        push = ast.Attribute(value=name(self._tape(key)), attr="append", ctx=ast.Load())
-        return ast.Expr(value=ast.Call(func=push, args=[value], keywords=[]))
-
-    def _pop(self, v: str) -> ast.stmt:
-        pop = ast.Attribute(value=name(self._tape(v)), attr="pop", ctx=ast.Load())
-        return assign(v, ast.Call(func=pop, args=[], keywords=[]))
-
-    def _tape(self, key: str | int) -> str:
-        """The tape the values of ``key`` go on (a name pushed, or the id of a statement
-        whose value is saved): one tape for all; in the numba profile, one for each key,
-        whose values have one type (numba types a list by its first append)."""
-        if self.builder.profile != "numba":
-            if not self.tape:
-                self.tape = self.builder.namer.fresh("tape")
-            return self.tape
-        if key not in self.tapes:
-            label = key if isinstance(key, str) else self._saved_name(key)
-            self.tapes[key] = self.builder.namer.fresh(f"{label}_tape")
-        return self.tapes[key]
-
-    def _saved_name(self, key: int) -> str:
-        """The name the statement of id ``key`` assigns or writes into, for its tape."""
-        for stmt in self.facts.ops:
-            if id(stmt) == key:
-                target = stmt.targets[0] if isinstance(stmt, ast.Assign) else None
-                while isinstance(target, ast.Subscript):
-                    target = target.value
-                if isinstance(target, ast.Name):
-                    return target.id
-        return "saved"
-
-    def _counter(self, loop: ast.stmt) -> str | None:
-        if id(loop) in self.plan.counted:
-            if id(loop) not in self.counters:
-                self.counters[id(loop)] = self.builder.namer.fresh("trips")
-            return self.counters[id(loop)]
-        return None
-
     def _primal(self, block: list[ast.stmt], depth: int) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         for stmt in block:
@@ -383,44 +288,6 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             and not value.keywords
         )
 
-    def _range_item(self, v: str, seen: frozenset[str] = frozenset()) -> bool:
-        """Whether every definition of ``v`` is an item of a range (``t4 = t1[i_1]``, as
-        normalize writes ``for i, x in enumerate(xs)``) or a copy of one (``i = t4``)."""
-        defs = self.facts.definitions.get(v, [])
-
-        def item(stmt: ast.stmt) -> bool:
-            if not isinstance(stmt, ast.Assign):
-                return False
-            value = stmt.value
-            if isinstance(value, ast.Name):
-                return value.id not in seen and self._range_item(value.id, seen | {v})
-            return (
-                isinstance(value, ast.Subscript)
-                and not isinstance(value.slice, ast.Slice)
-                and self._plain_range(value.value, any_range=True)
-            )
-
-        return bool(defs) and all(item(stmt) for stmt, _ in defs)
-
-    def _boolean(self, v: str) -> bool:
-        """Whether every definition of ``v`` gives a Python bool (``not a``, ``a < b`` of
-        numbers, ``True``)."""
-        defs = self.facts.definitions.get(v, [])
-
-        def gives_bool(stmt: ast.stmt) -> bool:
-            if not isinstance(stmt, ast.Assign):
-                return False
-            value = stmt.value
-            if isinstance(value, ast.Constant):
-                return isinstance(value.value, bool)
-            if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
-                return True
-            return isinstance(value, ast.Compare) and all(
-                self.facts.shape(a).rank == 0 for a in (value.left, *value.comparators)
-            )
-
-        return bool(defs) and all(gives_bool(stmt) for stmt, _ in defs)
-
     def _assign_adjoint(self, stmt: ast.Assign) -> list[ast.stmt]:
         op = self.facts.ops[stmt]
         if op.key == "setitem":
@@ -536,148 +403,6 @@ class _Reverse(CallAdjoints, AdjointShapes, UniformAdjoints, WriteAdjoints, Tria
             and self.facts.shape(name(u)).rank == 0
             and (result is None or result.rank != 0)
         )
-
-    # -- the function --------------------------------------------------------------------------
-    def function(self, kind: str) -> ast.FunctionDef:
-        """The derivative function: presets, the primal sweep, the value's checks, the
-        adjoints' starts and the seed, the adjoint sweep, and what ``kind`` returns."""
-        facts, builder, norm = self.facts, self.builder, self.norm
-        self.last_origin = None
-        self.uniform = {}
-        primal = self._primal(self.core, 0)
-        out = facts.returned
-        out_active = isinstance(out, ast.Name) and out.id in self.active
-        if isinstance(out, ast.Name):
-            seed_name = builder.adjoint(out.id)
-        else:
-            seed_name = builder.namer.fresh("out_bar")
-        body: list[ast.stmt] = []
-        unbound = self._presets(body)
-        body.extend(primal)
-        out = self._value_checks(kind, out, seed_name, body)
-        top = norm.tree.body
-        for v in self.wrt + sorted(self.active - set(self.wrt)):
-            if self.plan.home.get(v) == id(top) and v != getattr(facts.returned, "id", None):
-                body.append(self._zero(v, maybe_unbound=v in unbound))
-        if kind in ("grad", "value_and_grad") and out_active:
-            body.append(assign(seed_name, ast.Constant(1.0)))
-        adjoint, _ = self._adjoint(self.core, top, 0)
-        if kind == "split":  # (what the record need not hold)
-            adjoint = recomputed(adjoint, norm, facts)
-        body.extend(adjoint)
-        for tape in sorted(set(self.tapes.values()) - self.indexed_tapes, reverse=True):
-            body.insert(0, assign(tape, ast.List(elts=[], ctx=ast.Load())))
-        if self.tape:
-            body.insert(0, assign(self.tape, ast.List(elts=[], ctx=ast.Load())))
-        body.append(ast.Return(value=self._result(kind, out, out_active, body, adjoint)))
-        extra = [seed_name] if kind in ("vjp", "split") else []
-        return builder.function(f"{kind}_{norm.tree.name}", self.params + extra, body)
-
-    def _presets(self, body: list[ast.stmt]) -> list[str]:
-        """Names the sweeps need bound before the primal runs (saved where they may be
-        unbound, trip counters pushed in loops, adjoints of names some paths never
-        assign): bound in ``body``. Returns those last names."""
-        body.extend(assign(v, self._preset(v)) for v in self.plan.preset)
-        body.extend(assign(c, ast.Constant(0)) for c in sorted(self.counter_presets))
-        top = self.norm.tree.body
-        unbound = [
-            v
-            for v in sorted(self.active - set(self.params) - self.plan.definite)
-            if self.plan.home.get(v) == id(top) and v not in self.plan.preset
-        ]
-        body.extend(assign(v, self._preset(v)) for v in unbound)
-        return unbound
-
-    def _preset(self, v: str) -> ast.expr:
-        """What ``v`` is bound to before the primal runs: None; in the numba profile, a
-        value of the type ``v`` will hold (numba types each name once, and a None beside
-        a float is an optional that arithmetic and tapes refuse): ``0.0`` for a float,
-        ``0`` for an integer, an empty float array of ``v``'s rank; None where the
-        analysis cannot tell (numba then refuses the code, at the user's line)."""
-        if self.builder.profile != "numba":
-            return ast.Constant(None)
-        rank = self.facts.shape(name(v)).rank
-        kind = self.facts.dtype_kinds.get(v)
-        if rank == 0 and v in self.facts.proven_floats:
-            return ast.Constant(0.0)
-        if (rank == 0 and kind == INTEGER) or self._range_item(v):
-            return ast.Constant(0)
-        if self._boolean(v):  # (a branch's direction)
-            return ast.Constant(False)
-        if rank and (v in self.facts.proven_floats or self._mask(v)):
-            zeros = ast.Tuple(elts=[ast.Constant(0)] * rank, ctx=ast.Load())
-            empty = self.builder.xp_call("empty", zeros)
-            if v not in self.facts.proven_floats:  # (a mask: an empty bool array)
-                bool_ = ast.Attribute(value=name(self.builder.xp), attr="bool_", ctx=ast.Load())
-                empty.keywords.append(ast.keyword(arg="dtype", value=bool_))
-            return empty
-        return ast.Constant(None)
-
-    def _mask(self, v: str) -> bool:
-        """Whether every definition of ``v`` is a comparison (``x > 0``): a bool array
-        where ``v`` has a rank (the numba profile presets it to an empty bool array)."""
-        defs = self.facts.definitions.get(v, [])
-        return bool(defs) and all(
-            isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Compare) for stmt, _ in defs
-        )
-
-    def _value_checks(
-        self, kind: str, out: ast.expr, seed_name: str, body: list[ast.stmt]
-    ) -> ast.expr:
-        """After the primal sweep: the value kept where the adjoint would change it, and
-        the checks of ``kind`` (a scalar for a gradient, a cotangent like the value for
-        a vjp). Returns the value to return."""
-        facts, builder = self.facts, self.builder
-        if kind != "split":
-            check_real_output(self.norm, facts, out, kind)
-        if (
-            kind == "value_and_grad"
-            and isinstance(out, ast.Name)
-            and len(facts.definitions.get(out.id, [])) > 1
-        ):  # before the adjoint restores older values
-            value = builder.namer.fresh(f"{out.id}_value")
-            body.append(assign(value, name(out.id)))
-            out = name(value)
-        if kind in ("grad", "value_and_grad") and facts.shape(out).rank is None:
-            body.append(ast.Expr(value=builder.call("check_scalar", copy_tree(out))))
-        if kind == "vjp":
-            check = builder.call("check_cotangent", name(seed_name), copy_tree(out))
-            body.append(ast.Expr(value=check))
-        if kind == "split":  # the value the caller gets: not changed by the adjoint's restores
-            body.append(marker(self._kept(copy_tree(out), body)))
-        return out
-
-    def _result(
-        self,
-        kind: str,
-        out: ast.expr,
-        out_active: bool,
-        body: list[ast.stmt],
-        adjoint: list[ast.stmt],
-    ) -> ast.expr:
-        """What the function returns: the gradients (zeros for an inactive ``wrt``), with
-        the value and ``has_aux``'s auxiliary value as ``kind`` asks."""
-        builder = self.builder
-        grads: list[ast.expr] = []
-        for w in self.wrt:
-            if w in self.active or (out_active and w == out.id):
-                grads.append(name(builder.adjoint(w)))
-            else:
-                grads.append(builder.xp_call("zeros_like", name(w)))
-        result: ast.expr = grads[0] if len(grads) == 1 else ast.Tuple(elts=grads, ctx=ast.Load())
-        value: ast.expr = copy_tree(out)
-        if self.norm.aux is not None:  # has_aux: (value, aux) and (gradient, aux)
-            aux = self._kept(name(self.norm.aux), body, before=adjoint)
-            value = ast.Tuple(elts=[value, aux], ctx=ast.Load())
-            if kind == "grad":
-                result = ast.Tuple(elts=[result, copy_tree(aux)], ctx=ast.Load())
-        if kind == "value_and_grad":
-            result = ast.Tuple(elts=[value, result], ctx=ast.Load())
-        return result
-
-
-def _call(func: str, *args: ast.expr) -> ast.Call:
-    return ast.Call(func=name(func), args=list(args), keywords=[])
 
 
 def _note_loops(block: list[ast.stmt], around: list[ast.stmt], out: dict[int, list]) -> None:
