@@ -22,12 +22,7 @@ MODULE_LINES = 500
 FUNCTION_LINES = 60
 
 #: modules over MODULE_LINES, by path from the repository's root: why they still are
-LONG_MODULES: dict[str, str] = {
-    "srcgrad/compiler/transform/reverse/tape_plan.py": (
-        "the tape plan and its fixed point; other work on reverse mode is editing it: to "
-        "be split after that is merged"
-    ),
-}
+LONG_MODULES: dict[str, str] = {}
 
 #: functions over FUNCTION_LINES, as "path::qualified.name": why they still are
 LONG_FUNCTIONS: dict[str, str] = {}

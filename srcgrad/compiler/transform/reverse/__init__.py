@@ -29,6 +29,8 @@ with ``+``; the optimizer turns each first accumulation into a plain assignment
 and drops what is never read.
 
 - :mod:`.tape_plan`: the taping decision (what to record, recompute, count);
+- :mod:`.rematerialize`: what the plan never records (views computed again, borrowed
+  adjoints, loop-invariant names); :mod:`.reads`: the names a statement reads;
 - :mod:`.sweeps`: the primal and adjoint sweeps and the function (``_Reverse``);
 - :mod:`.tapes`: what the primal sweep saves, where the adjoint gets it back, trip counters;
 - :mod:`.function`: the function around the sweeps (presets, checks, what it returns);

@@ -7,7 +7,8 @@ import ast
 
 from ...analyze.facts import Facts
 from ...astwalk import nodes
-from .tape_plan import TapePlan, uses
+from .reads import uses
+from .tape_plan import TapePlan
 
 
 def hoistable(body: list[ast.stmt], plan: TapePlan, facts: Facts) -> list[ast.stmt]:

@@ -11,8 +11,8 @@ from ....rules import instantiate
 from ...analyze.facts import walk_block
 from ...astwalk import copy_tree, nodes
 from ..builder import assign, name
+from .reads import uses
 from .shapes import plain_full_like
-from .tape_plan import uses
 
 
 class UniformAdjoints:
