@@ -69,6 +69,19 @@ def spread_loss(x, n):
     return np.sum(spread(x, n))
 
 
+def crossed(x, y, n):
+    """The base case has ``y``'s key, but each call gives ``x`` where ``y`` was: the
+    value's shape alternates, so no key is proven."""
+    if n == 0:
+        return np.ones_like(y)
+    h = crossed(y, x, n - 1)
+    return h * y
+
+
+def crossed_loss(x, y, n):
+    return np.sum(crossed(x, y, n))
+
+
 def _function(source: str, name: str) -> str:
     tree = ast.parse(source)
     (found,) = [f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == name]
@@ -126,6 +139,7 @@ CASES = [
     (swapped_loss, (np.array([0.3, -0.8, 1.1]), np.array([1.2]), 3), "any"),
     (grow_loss, (np.array([0.3, -0.8, 1.1]), np.array([[0.5], [1.2]]), 3), "unknown"),
     (spread_loss, (np.array([0.3, -0.8, 1.1]), 2), "unknown"),
+    (crossed_loss, (np.array([0.3, -0.8, 1.1]), np.array([0.7]), 3), "unknown"),
 ]
 
 
