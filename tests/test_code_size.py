@@ -13,8 +13,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "srcgrad"
 
@@ -115,9 +113,13 @@ def test_the_allow_lists_name_only_what_is_still_too_long():
     )
 
 
-@pytest.mark.parametrize("reason", [*LONG_MODULES.values(), *LONG_FUNCTIONS.values()])
-def test_every_allowed_exception_says_why(reason):
-    assert len(reason.split()) >= 3
+def test_every_allowed_exception_says_why():
+    unexplained = [
+        name
+        for name, reason in {**LONG_MODULES, **LONG_FUNCTIONS}.items()
+        if len(reason.split()) < 3
+    ]
+    assert not unexplained, f"say why each of these may stay too long: {unexplained}"
 
 
 def test_the_measure_counts_code_not_docstrings(tmp_path):

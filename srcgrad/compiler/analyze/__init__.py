@@ -40,8 +40,9 @@ from .checks import check_facts
 from .classify import classify
 from .complex_values import complex_values, use_complex_rules
 from .facts import TREE, Facts, Shape, assigned_name, is_append, walk_block
+from .recursion_shapes import _shapes
 from .sequences import add_pytree_sequences, find_lengths, find_sequences
-from .shapes import _shapes, _static_shape, _tree_parts
+from .shapes import _static_shape, _tree_parts
 
 __all__ = ["Facts", "analyze"]
 
