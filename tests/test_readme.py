@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_recursion_shapes import power_loss  # (the README's recursion)
 
 import srcgrad
 
@@ -54,19 +55,6 @@ def scatter(x, w, idx):
 def _scatter_args():  # (the README's summary line spells scatter out)
     rng = np.random.default_rng(7)
     return rng.standard_normal(8), 0.5, rng.integers(0, 8, 8)
-
-
-def power(x, n):
-    if n == 0:
-        return np.ones_like(x)
-    h = power(x, n // 2)
-    if n % 2 == 0:
-        return h * h
-    return x * h * h
-
-
-def power_loss(x, n):
-    return np.sum(power(x, n))
 
 
 def _power_args():  # (the README's summary line spells power out)
