@@ -59,6 +59,8 @@ def main() -> None:
     jac: srcgrad.Jacobian[[Array, Array]] = srcgrad.jacobian(model, mode="forward")
     print(jac(w, x).shape, srcgrad.jacfwd(model)(w, x), srcgrad.jacrev(model, argnums=1)(w, x))
     print(srcgrad.hessian(loss)(w, x, y), srcgrad.hvp(loss)(w, x, y, np.ones(3)))
+    compiled: srcgrad.Jacobian[[Array, Array, Array]] = srcgrad.hessian(loss, compile=None)
+    print(compiled(w, x, y), srcgrad.jacrev(model, compile=None), srcgrad.hvp(loss, compile=None))
 
     ts = np.linspace(-2.0, 2.0, 5)
     first = srcgrad.elementwise_grad(wave)
