@@ -485,7 +485,22 @@ def dead_update_in_a_loop(x, k):
     return np.sum(x * x) + k
 
 
+def dead_item_update_in_a_loop(x, k):
+    a = cast_on_one_path(x)
+    for _ in range(2):
+        a[::2] += 0.5 * (np.sin(np.tanh(np.sum(x))) - a[::2])  # (nothing returned reads a)
+    return np.sum(x * x) + k
+
+
+def item_update_of_a_copy_of_an_argument(x, k):
+    a = np.array(k)
+    a[1:] += 0.5
+    return np.sum(a * x)
+
+
 UPDATE_ROWS = [
+    (dead_item_update_in_a_loop, (X, 1), (-X, 1)),
+    (item_update_of_a_copy_of_an_argument, (X, np.arange(3)), (X, np.arange(3.0))),
     (update_of_a_helper_result, (X,), (-X,)),
     (update_of_a_copy_of_an_argument, (X, np.arange(3)), (X, np.arange(3.0))),
     (update_of_arithmetic_on_an_argument, (X, np.arange(3)), (X, np.arange(3.0))),
@@ -495,8 +510,8 @@ UPDATE_ROWS = [
 
 @pytest.mark.parametrize("f, raising, fine", UPDATE_ROWS, ids=lambda v: getattr(v, "__name__", ""))
 def test_an_update_srcgrad_cannot_type_is_checked_when_it_runs(f, raising, fine):
-    """(the last finding of the thorough random programs) ``a += v`` with a float ``v``
-    raises in numpy where ``a`` is an integer array; srcgrad spells it ``a = a + v``, so
+    """(findings of the thorough random programs) ``a += v`` or ``a[i] += v`` with a
+    float ``v`` raises in numpy where ``a`` is an integer array; srcgrad spells it ``a = a + v``, so
     where it cannot tell ``a``'s dtype before the code runs (a helper that casts on one
     path, an argument of unknown dtype) its code asks first: the same error as numpy's,
     in both modes and to second order, and the right derivative where ``a`` is a float."""

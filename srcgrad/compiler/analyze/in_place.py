@@ -13,6 +13,9 @@ would fail::
     a += 0.5 * x            becomes     check_in_place(a, 'a')
                                         a_1 = a + t2
 
+The same holds for ``y[i] += v``: numpy computes ``y[i] + v`` into ``y``'s dtype in
+place, where srcgrad's ``t = y[i] + v; y[i] = t`` would round the float sum silently.
+
 Generated code differentiated again keeps its checks (``Normalized.checks``).
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import itertools
 from typing import Any
 
 import numpy as np
@@ -41,7 +45,8 @@ def in_place_checks(norm: Normalized, facts: Facts) -> dict[ast.stmt, tuple[str,
         return cached
     checks = dict(norm.checks)
     numbers: set[str] | None = None
-    for stmt, into in norm.updates.items():
+    updates = itertools.chain(norm.updates.items(), norm.item_updates.items())
+    for stmt, into in updates:
         if into in facts.sequences or into in facts.maybe_sequences:
             continue  # (a list grows in place: xs += [v])
         if facts.dtype_kinds.get(into) == FLOAT or not _may_be_float(stmt, facts):
@@ -122,6 +127,9 @@ def _is_number(atom: ast.expr, facts: Facts, numbers: set[str]) -> bool:
 def _user_name(norm: Normalized, stmt: ast.stmt) -> str | None:
     """``x`` of the user's ``x += v`` the core statement comes from."""
     user: Any = norm.origin.get(stmt)
-    if isinstance(user, ast.AugAssign) and isinstance(user.target, ast.Name):
-        return user.target.id
-    return None
+    if not isinstance(user, ast.AugAssign):
+        return None
+    target = user.target
+    while isinstance(target, ast.Subscript):  # (y of y[i] += v)
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None

@@ -89,6 +89,7 @@ class _Expressions(CallArguments, IndexConcatenation):
         self.iterated: dict[str, tuple[int, int, int, int]] = {}
         self.mutable: set[str] = set()  # names assigned inside if/for/while: never versioned
         self.updates: dict[ast.stmt, str] = {}  # see Normalized.updates
+        self.item_updates: dict[ast.stmt, str] = {}  # see Normalized.item_updates
         self.checks: dict[ast.stmt, tuple[str, str]] = {}  # see Normalized.checks
         self.pending_check: tuple[str, str] | None = None  # for the next statement
         self.errstate: dict[str, str] = {}  # see Normalized.errstate

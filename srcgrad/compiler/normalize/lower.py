@@ -99,6 +99,10 @@ class Normalized:
     #: ``x``'s array in place: each such assignment, and the name whose array numpy changes
     #: (``x_1 = x + v``: ``x``), for the alias analysis to check that no other name sees it
     updates: dict[ast.stmt, str] = dataclasses.field(default_factory=dict)
+    #: ``y[i] += v`` is spelled ``t = y[i] + v; y[i] = t``, where numpy computes the sum
+    #: into ``y``'s dtype (and refuses a float into an integer array): each such sum, and
+    #: the array's name (for ``analyze.in_place``'s check)
+    item_updates: dict[ast.stmt, str] = dataclasses.field(default_factory=dict)
     #: generated code differentiated again: the ``check_in_place(x, 'x')`` it runs before
     #: a core statement, as (name, user's name) (see ``analyze.in_place``)
     checks: dict[ast.stmt, tuple[str, str]] = dataclasses.field(default_factory=dict)
@@ -282,6 +286,7 @@ class _Normalizer(_Statements):
             attributes=self.attributes,
             fields=self.fields,
             updates=self.updates,
+            item_updates=self.item_updates,
             checks=self.checks,
             entry=self.entry,
             copied=self.copied,
