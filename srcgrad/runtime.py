@@ -287,9 +287,9 @@ def check_in_place(value, name):
     if dtype is not None and hasattr(type(value), "__iadd__") and dtype.kind in "iub":
         raise TypeError(
             f"`{name}` is an array of dtype {dtype}, and the function changes it in place "
-            f"by a float (`{name} += ...`, `{name}[i] *= ...`): numpy refuses that (casting "
-            f"rule 'same_kind'), "
-            f"so the function raises here and has no derivative. Make `{name}` a float "
+            f"by a float (`{name} += ...`, `{name}[1:] *= ...`): numpy refuses that "
+            f"(casting rule 'same_kind'), so the function raises here and has no "
+            f"derivative. Make `{name}` a float "
             f"array first (`{name} = {name}.astype(float)`)."
         )
 

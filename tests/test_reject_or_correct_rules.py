@@ -530,6 +530,26 @@ def test_an_update_srcgrad_cannot_type_is_checked_when_it_runs(f, raising, fine)
     np.testing.assert_allclose(srcgrad.hessian(f)(*fine), np.stack(columns, 1), atol=1e-5)
 
 
+def number_items_updated(x, k):
+    a = np.array(k)  # an integer array: its items are numbers, rebound then cast back
+    a[1] /= 2
+    b = np.arange(3) > 1
+    b[0] -= 1.0  # (True, as numpy writes -1.0 into a bool array)
+    a[2] *= x[0] > 0.0
+    return np.sum(a * x) + np.sum(b * x)
+
+
+def test_an_update_of_a_number_item_is_not_refused():
+    """``a[1] /= 2`` on an integer array is ``a[1] = a[1] / 2`` in numpy too (the item is a
+    number: no in-place cast to refuse): the check of ``a[1:] += v`` must not fire."""
+    args = (X, np.arange(3))
+    f = number_items_updated
+    assert f(*args) == pytest.approx(np.sum(np.array([0, 0, 2]) * X) + np.sum([1, 0, 1] * X))
+    for mode in MODES:
+        np.testing.assert_allclose(srcgrad.grad(f, mode=mode)(*args), [1.0, 0.0, 3.0])
+    assert_gradient(f, args, finite_differences(f, args))
+
+
 def updates_srcgrad_can_type(x, n):
     total = 0  # a Python int, rebound by a float: numpy agrees
     k = 0

@@ -13,8 +13,10 @@ would fail::
     a += 0.5 * x            becomes     check_in_place(a, 'a')
                                         a_1 = a + t2
 
-The same holds for ``y[i] += v``: numpy computes ``y[i] + v`` into ``y``'s dtype in
-place, where srcgrad's ``t = y[i] + v; y[i] = t`` would round the float sum silently.
+The same holds for ``y[i] += v`` where the item ``y[i]`` is an array (a slice, a row,
+a fancy index): numpy adds into it in place (an integer item number is rebound, then
+cast back by the write), where srcgrad's ``t = y[i]; y[i] = t + v`` would round the
+float sum silently; the check asks about the item ``t``.
 
 Generated code differentiated again keeps its checks (``Normalized.checks``).
 """

@@ -99,9 +99,10 @@ class Normalized:
     #: ``x``'s array in place: each such assignment, and the name whose array numpy changes
     #: (``x_1 = x + v``: ``x``), for the alias analysis to check that no other name sees it
     updates: dict[ast.stmt, str] = dataclasses.field(default_factory=dict)
-    #: ``y[i] += v`` is spelled ``t = y[i] + v; y[i] = t``, where numpy computes the sum
-    #: into ``y``'s dtype (and refuses a float into an integer array): each such sum, and
-    #: the array's name (for ``analyze.in_place``'s check)
+    #: ``y[i] += v`` is spelled ``t = y[i]; t_1 = t + v; y[i] = t_1``, where numpy changes
+    #: the item ``y[i]`` in place if it is an array (a slice, a row, a fancy index: numpy
+    #: refuses a float into an integer one; a number item is rebound, then cast): each
+    #: such sum, and the name of the item (for ``analyze.in_place``'s check)
     item_updates: dict[ast.stmt, str] = dataclasses.field(default_factory=dict)
     #: generated code differentiated again: the ``check_in_place(x, 'x')`` it runs before
     #: a core statement, as (name, user's name) (see ``analyze.in_place``)

@@ -119,14 +119,14 @@ class _Statements(_Iteration):
 
     def augmented_assignment(self, stmt: ast.AugAssign) -> None:
         """``x += v`` is ``x = x + v`` (noted in ``updates``: numpy changes ``x``'s array in
-        place); ``y[i] += v`` is ``y[i] = y[i] + v`` (the sum noted in ``item_updates``:
-        numpy computes it in ``y``'s dtype, and refuses a float into an integer ``y``)."""
+        place); ``y[i] += v`` is ``t = y[i]; y[i] = t + v`` (the sum noted in
+        ``item_updates``: where ``y[i]`` is an array, numpy changes it in place)."""
         if isinstance(stmt.target, ast.Subscript):  # y[i] += v: y[i] = y[i] + v
             array, index = self.subscript_target(stmt.target)
             old = self.as_atom(ast.Subscript(value=array, slice=index, ctx=ast.Load()))
             new = self.as_temp(ast.BinOp(left=old, op=stmt.op, right=self.atom(stmt.value)))
-            if isinstance(array, ast.Name):
-                self.item_updates[self.body[-1]] = array.id
+            if isinstance(old, ast.Name):
+                self.item_updates[self.body[-1]] = old.id
             self.set_item(array, copy_tree(index), ast.Name(id=new, ctx=ast.Load()))
             return
         if not isinstance(stmt.target, ast.Name):
