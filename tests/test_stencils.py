@@ -389,7 +389,7 @@ def grad_heat(u0, r, steps):
     u_bar = u * 2
     for _ in reversed(t1):
         t9_bar = u_bar[1:-1]
-        r_bar += np.sum(t9_bar * t8)
+        r_bar += np.vdot(t9_bar, t8)
         t8_bar = t9_bar * r
         t8 = tape.pop()
         u_bar[:-2] += t8_bar
@@ -402,9 +402,9 @@ def grad_heat(u0, r, steps):
 
 def test_the_heat_gradient_as_written():
     """The generated text, against what it should be (comments left out): one push per
-    step, no unbroadcast (r, a number, takes the sum), reads added into u_bar's items in
-    place, and the item of u_bar the step reads not copied (nothing writes into u_bar
-    until its last read)."""
+    step, no unbroadcast (r, a number, takes a dot product: one pass, no product array),
+    reads added into u_bar's items in place, and the item of u_bar the step reads not
+    copied (nothing writes into u_bar until its last read)."""
     g = srcgrad.grad(heat, wrt=(0, 1))
     g(RNG.standard_normal(8), 0.25, 3)
     tree = ast.parse(g.source)

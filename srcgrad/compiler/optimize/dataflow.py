@@ -270,7 +270,7 @@ _VALUE_ATTRIBUTES = frozenset("shape size ndim dtype itemsize nbytes".split())
 #: array functions and methods (besides ufuncs) whose result is always a new array
 _NEW_ARRAYS = frozenset(
     "array copy zeros_like ones_like full_like empty_like zeros ones full empty arange "
-    "sum mean prod std var max min amax amin cumsum cumprod dot matmul outer inner "
+    "sum mean prod std var max min amax amin cumsum cumprod dot vdot matmul outer inner "
     "tensordot where clip concatenate stack hstack vstack tile repeat sort".split()
 )
 

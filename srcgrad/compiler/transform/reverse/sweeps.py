@@ -380,7 +380,7 @@ class _Reverse(
         (a read the plan resolves later: :meth:`_resolve_shape_reads`)."""
         builder = self.builder
         if self._a_number_given(u, stmt):
-            return builder.xp_call("sum", contribution)
+            return self._sum_of(contribution, stmt)
         shape = self.shapes.get((id(stmt), u))
         if shape is None and u in self.norm.temps:  # its operands' shapes
             deep = self._shape_of(u, stmt, depth=0, deep=True)
@@ -390,6 +390,26 @@ class _Reverse(
             return builder.call("unbroadcast_to", contribution, shape)
         self.shape_reads.append((stmt, u))
         return builder.call("unbroadcast", contribution, name(u))
+
+    def _sum_of(self, contribution: ast.expr, stmt: ast.Assign) -> ast.expr:
+        """``np.sum(contribution)``; ``np.vdot(g, y)`` for ``g * y`` where ``g`` is the
+        adjoint of ``stmt``'s real result and ``y`` an operand that fills that result (one
+        pass and no temporary: ``r * lap``'s ``r_bar`` is ``np.vdot(v_bar, lap)``)."""
+        builder, v = self.builder, self.facts.ops[stmt].target
+        g = builder.adjoint(v)
+        if (
+            builder.profile is None
+            and isinstance(contribution, ast.BinOp)
+            and isinstance(contribution.op, ast.Mult)
+            and isinstance(contribution.left, ast.Name)
+            and contribution.left.id == g
+            and isinstance(contribution.right, ast.Name)
+            and v not in self.facts.complex
+            and contribution.right.id not in self.facts.complex
+            and self.facts.fills(contribution.right, stmt)
+        ):
+            return builder.xp_call("vdot", contribution.left, contribution.right)
+        return builder.xp_call("sum", contribution)
 
     def _a_number_given(self, u: str, stmt: ast.Assign) -> bool:
         """Whether ``u`` is a parameter given no other value whose argument is a number
