@@ -8,7 +8,8 @@ from .dataflow import Context, _is_zeros_like, _statements, own_reads, own_write
 
 
 def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
-    """``v = v + e`` is ``v += e``, and ``v = v + index_adjoint(g, x, i)`` is ``v[i] += g``,
+    """``v = v + e`` is ``v += e`` (``v = v - e`` is ``v -= e``), and ``v = v +
+    index_adjoint(g, x, i)`` is ``v[i] += g``,
     where no one else can see ``v``'s array: every value ``v`` is given is a new array
     (zeros, an index adjoint, the result of arithmetic), and ``v`` is read only by such
     accumulations and by ``return``.
@@ -52,20 +53,20 @@ def _call_of(value: ast.expr | None, names: set[str | None]) -> ast.Call | None:
     return None
 
 
-def _accumulation(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
-    """``(v, e)`` for ``v = v + e`` (``e`` not reading ``v``)."""
+def _accumulation(stmt: ast.stmt) -> tuple[str, ast.expr, ast.operator] | None:
+    """``(v, e, op)`` for ``v = v + e`` or ``v = v - e`` (``e`` not reading ``v``)."""
     v = target(stmt)
     value = getattr(stmt, "value", None)
     if (
         v is not None
         and isinstance(stmt, ast.Assign)
         and isinstance(value, ast.BinOp)
-        and isinstance(value.op, ast.Add)
+        and isinstance(value.op, (ast.Add, ast.Sub))
         and isinstance(value.left, ast.Name)
         and value.left.id == v
         and v not in reads(value.right)
     ):
-        return v, value.right
+        return v, value.right, value.op
     return None
 
 
@@ -137,11 +138,11 @@ class _InPlace:
             out.append(s)
         return out
 
-    def _augmented(self, s: ast.stmt, v: str, e: ast.expr) -> ast.AugAssign:
-        """``v += e`` for ``v = v + e``; ``v[i] += g`` for ``v = v + index_adjoint(g, x, i)``
-        where every value of ``v`` is an array."""
+    def _augmented(self, s: ast.stmt, v: str, e: ast.expr, op: ast.operator) -> ast.AugAssign:
+        """``v += e`` for ``v = v + e`` (``v -= e`` for ``v = v - e``); ``v[i] += g`` for
+        ``v = v + index_adjoint(g, x, i)`` where every value of ``v`` is an array."""
         call = _call_of(e, {self.index_adjoint})
-        if call is not None and v in self.indexable:
+        if call is not None and v in self.indexable and isinstance(op, ast.Add):
             where: ast.expr = ast.Subscript(
                 value=ast.Name(id=v, ctx=ast.Load()),
                 slice=as_index(call.args[2]),
@@ -150,7 +151,7 @@ class _InPlace:
             e = call.args[0]
         else:
             where = ast.Name(id=v, ctx=ast.Store())
-        return ast.copy_location(ast.AugAssign(target=where, op=ast.Add(), value=e), s)
+        return ast.copy_location(ast.AugAssign(target=where, op=type(op)(), value=e), s)
 
 
 def as_index(value: ast.expr) -> ast.expr:

@@ -24,16 +24,22 @@ class UniformAdjoints:
 
     def _uniform_candidates(self) -> set[str]:
         """Temporaries whose adjoint may be held as one scalar standing for every element
-        (``np.sum(t)``'s gradient is ``g`` everywhere): given once, at the top level, read
-        once, by an elementwise operation, so the scalar reaches that operation's adjoint
-        and nothing else."""
+        (``np.sum(t)``'s gradient is ``g`` everywhere): given once, read once, in the
+        same block (at the top level, or in one loop trip: ``s = s + np.sum(w * X[i])``),
+        by an elementwise operation, so the scalar reaches that operation's adjoint, in
+        the same block of the adjoint, and nothing else."""
         reads: dict[str, int] = {}
+        read_in: dict[str, int] = {}  # the block (by id) of a name's last read
+        blocks = {id(s): id(self.norm.tree.body) for s in self.norm.tree.body}
         for stmt, _ in walk_block(self.core):
+            for block in _blocks_of(stmt):
+                blocks.update({id(s): id(block) for s in block})
             for n in uses(stmt):
                 reads[n] = reads.get(n, 0) + 1
+                read_in[n] = blocks.get(id(stmt), -1)
         for n in uses(self.norm.tree.body[-1]):
             reads[n] = reads.get(n, 0) + 1
-        top = {id(s) for s in self.norm.tree.body}
+            read_in[n] = id(self.norm.tree.body)
         out = set()
         complex_ops = {  # (a scalar standing for a complex adjoint, or a real one's of one)
             name
@@ -43,7 +49,9 @@ class UniformAdjoints:
         }
         for v in (self.norm.temps & self.active & self.plan.simple) - complex_ops:
             defs = self.facts.definitions.get(v, [])
-            if len(defs) != 1 or id(defs[0][0]) not in top or reads.get(v) != 1:
+            if len(defs) != 1 or reads.get(v) != 1:
+                continue
+            if blocks.get(id(defs[0][0]), -2) != read_in.get(v):
                 continue
             op = self.facts.ops.get(defs[0][0])
             if op and op.rule and op.rule.elementwise and op.ctx and op.call_args is None:
@@ -116,9 +124,12 @@ class UniformAdjoints:
             symbols = builder.symbols(copy_tree(level), op.target)
             ctx = dataclasses.replace(op.ctx, args=args, param=param, symbols=symbols)
             contribution = instantiate(op.rule.vjp[param], ctx)
+            # (what it reads of the operands as named, before any is computed again:
+            # ``X[i]`` recomputed still has the shape of the ``t = X[i]`` that fills)
+            named = instantiate(op.rule.vjp[param], dataclasses.replace(ctx, args=op.ctx.args))
             read = {
                 builder.primal_of.get(n.id, n.id)
-                for n in nodes(contribution)
+                for n in [*nodes(contribution), *nodes(named)]
                 if isinstance(n, ast.Name)
             }
             if read & full:
@@ -139,3 +150,12 @@ class UniformAdjoints:
             else:
                 whole = False
         return planned, whole
+
+
+def _blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The blocks a compound statement holds (an ``if``'s two, a loop's body)."""
+    if isinstance(stmt, ast.If):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, (ast.For, ast.While)):
+        return [stmt.body]
+    return []
