@@ -1093,3 +1093,25 @@ def test_control_flow_corpus_on_dask(func, args, wrt):
     assert_lazy_close(srcgrad.grad(func, wrt=wrt)(*lazy), want, **tol)
     positions = wrt if isinstance(wrt, tuple) else (wrt,)
     _jvp_matches_numpy(func, wrt, args, lazy, positions, np.random.default_rng(3), tol)
+
+
+def mixed_log_loss(w, b, X, y):
+    z = X @ w + b
+    return np.mean(np.logaddexp(0.0, z) - y * z)
+
+
+def test_numpy_arguments_beside_dask_ones_are_not_written_into():
+    """``y`` a numpy array, ``X`` a dask one: ``z_bar`` starts as ``-level * y`` (numpy)
+    and then takes a dask term, which numpy cannot add into its array in place; the
+    code for dask keeps ``z_bar = z_bar + ...`` (the in-place passes run for numpy's
+    arrays only)."""
+    rng = np.random.default_rng(11)
+    X, y, w = rng.standard_normal((40, 3)), (rng.random(40) < 0.5) * 1.0, rng.standard_normal(3)
+    derivative = srcgrad.value_and_grad(mixed_log_loss, wrt=("w", "b"))
+    want = derivative(w, 0.3, X, y)
+    assert "z_bar += " in derivative.source  # (numpy's code: in place)
+    got = derivative(w, 0.3, da.from_array(X, chunks=10), y)
+    assert "z_bar += " not in derivative.source
+    assert isinstance(got[1][0], da.Array)
+    assert_lazy_close(got[0], want[0], **TOL)
+    assert_lazy_close(got[1], want[1], **TOL)

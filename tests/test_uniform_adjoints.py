@@ -2,9 +2,11 @@
 one number inside loops and branches too, not only at the top level (issue 19): a loop
 of ``s = s + np.sum(w * X[i])`` adds ``X[i]`` into ``w_bar`` each trip, with no array
 of ones built and multiplied; and an accumulation ``v = v - e`` into an array no one else
-sees is written in place (``v -= e``), as ``v = v + e`` already was. The generated text,
-then values against autograd running the same source and against central differences,
-to second order."""
+sees is written in place (``v -= e``), as ``v = v + e`` already was, also where ``v`` is
+read into new values (``t5_bar = u_bar * 0.1``; never into a view, the array itself, or
+a user's function). The generated text, then values against autograd running the same
+source and against central differences, to second order; the pass alone on small
+blocks."""
 
 from __future__ import annotations
 
@@ -127,3 +129,49 @@ def test_second_order(f, args, wrt):
             atol=1e-12,
         )
     check_grads(f, args, wrt=wrt, modes=("forward", "reverse"), order=2)
+
+
+# -- v = v + e in place, where v's array is read only into new values --------------------------
+def _in_place(source: str) -> str:
+    from srcgrad.compiler.optimize import Context, accumulate_in_place
+
+    body = ast.parse(source).body
+    ctx = Context(
+        params=frozenset({"u", "k", "keep", "x"}),
+        arguments=frozenset({"u", "k", "keep", "x"}),
+        xp="np",
+        helpers={"index_adjoint": "index_adjoint", "zero_adjoint": "zero_adjoint"},
+    )
+    body, _ = accumulate_in_place(body, ctx)
+    return ast.unparse(ast.Module(body=body, type_ignores=[]))
+
+
+ACCUMULATED = """
+u_bar = u * 2
+t5_bar = {read}
+u_bar = u_bar - t5_bar * k
+return (u_bar, t5_bar)
+"""
+
+
+@pytest.mark.parametrize(
+    "read, in_place",
+    [
+        ("u_bar * 0.1", True),  # a new array
+        ("np.cos(u_bar)", True),  # a new array, by the array module
+        ("u_bar[1:]", False),  # a view: the write in place would change it
+        ("u_bar", False),  # the array itself
+        ("np.asarray(u_bar)", False),  # the array itself, through a call
+        ("keep(u_bar) * 2", False),  # a user's function may keep the array
+    ],
+)
+def test_a_read_blocks_writing_in_place_unless_it_makes_a_new_array(read, in_place):
+    text = _in_place(ACCUMULATED.format(read=read))
+    assert ("u_bar -= t5_bar * k" in text) is in_place, text
+
+
+def test_a_zero_of_a_kind_not_known_is_not_written_into():
+    """``zero_adjoint(x)`` of a number is a 0-d array, which a loop's array tangent
+    cannot be added into in place (``invariant_in_loop`` of the corpus, forward mode)."""
+    text = _in_place("x_dot = zero_adjoint(x)\nfor _ in t1:\n    x_dot = x_dot + a * 0.1")
+    assert "x_dot = x_dot + a * 0.1" in text, text

@@ -91,6 +91,8 @@ class Program:
         self.errstate: dict[str, dict[str, str]] = {}
         #: the emission profile of every function of the module (``Builder.profile``)
         self.profile: str | None = None
+        #: whether the optimizer may write into arrays in place (``Builder.in_place``)
+        self.in_place = True
 
     def add_env(self, env: dict[str, Any], where: Normalized) -> dict[str, str]:
         """Bind the free names of ``where`` in the module; a name the module already binds
@@ -150,6 +152,7 @@ class Program:
         builder = Builder(namer, self.xp, facts, self.math, helpers=self.helpers)
         builder.callees = self.callees
         builder.profile = self.profile
+        builder.in_place = self.in_place
         return builder
 
 
@@ -235,7 +238,9 @@ def _optimize(
     }
     user_names = {n for n in facts.definitions if n not in norm.temps}
     floats = frozenset(facts.floats)
-    func = optimize(func, temporaries, user_names, builder.helpers, builder.xp, floats)
+    func = optimize(
+        func, temporaries, user_names, builder.helpers, builder.xp, floats, builder.in_place
+    )
     if builder.profile == "numba":  # (numba has no item or slice of a range; fusion)
         func = fuse(numba_ranges(func, builder), facts, builder)
     return func
@@ -283,6 +288,7 @@ def derive(
             _check_scalar_output(norm, facts)
         program, builder = _program(norm, facts)
         program.profile = builder.profile = None if jit is None else "numba"
+        program.in_place = builder.in_place = backend.name == "numpy"
         func = _transformed(norm, facts, kind, wrt, builder, lanes, trace)
         if norm.errstate:
             program.errstate[func.name] = norm.errstate

@@ -112,17 +112,20 @@ def optimize(
     helpers: dict[str, str] | None = None,
     xp: str | None = None,
     floats: frozenset[str] = frozenset(),
+    in_place: bool = True,
 ) -> ast.FunctionDef:
     """Run every pass until none changes anything, then inline ``temporaries``.
 
     Names in ``keep`` (the user's variables) are never substituted away. ``helpers``:
     the names the code calls srcgrad's runtime helpers by; ``xp``: the array module's;
-    ``floats``: the parameters whose arguments are floats.
+    ``floats``: the parameters whose arguments are floats; ``in_place``: whether the
+    passes that write into arrays in place run (:data:`IN_PLACE`; numpy's arrays only: a
+    numpy array cannot take a dask array's values in place).
     """
     _local.memo = {}
     _local.settled = {}  # statements a pass leaves as they are, by id (see dataflow.settle)
     try:
-        return _optimize(func, temporaries, keep, helpers, xp, floats)
+        return _optimize(func, temporaries, keep, helpers, xp, floats, in_place)
     finally:
         _local.memo = None
         _local.settled = None
@@ -135,6 +138,7 @@ def _optimize(
     helpers: dict[str, str] | None,
     xp: str | None,
     floats: frozenset[str],
+    in_place: bool,
 ) -> ast.FunctionDef:
     arguments = frozenset(a.arg for a in func.args.args)
     ctx = Context(
@@ -165,7 +169,8 @@ def _optimize(
         if not changed:
             break
     for step in AFTER:
-        body, _ = step(body, ctx)
+        if in_place or step not in IN_PLACE:
+            body, _ = step(body, ctx)
     func.body = body
     return func
 
@@ -194,3 +199,5 @@ AFTER = (
     drop_fresh_copies,
     reuse_dead_buffers,
 )
+#: the passes of AFTER that write into arrays in place
+IN_PLACE = (accumulate_in_place, reuse_dead_buffers)

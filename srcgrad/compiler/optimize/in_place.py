@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import ast
 
-from .dataflow import Context, _is_zeros_like, _statements, own_reads, own_writes, reads, target
+from .dataflow import (
+    Context,
+    _is_zeros_like,
+    _statements,
+    own_reads,
+    own_writes,
+    reads,
+    shares,
+    target,
+)
 
 
 def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
@@ -12,7 +21,7 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
     index_adjoint(g, x, i)`` is ``v[i] += g``,
     where no one else can see ``v``'s array: every value ``v`` is given is a new array
     (zeros, an index adjoint, the result of arithmetic), and ``v`` is read only by such
-    accumulations and by ``return``.
+    accumulations, into new values (``t = v * 0.1``), and by ``return``.
 
     Before::
 
@@ -21,7 +30,11 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
             W_bar = W_bar + h.T @ t4_bar
         x_bar = index_adjoint(a_bar, x, slice(1, None))
         x_bar = x_bar + index_adjoint(b_bar, x, 0)
-        return (W_bar, x_bar)
+        u_bar = u * 2
+        for t in reversed(t1):
+            t5_bar = u_bar * 0.1
+            u_bar = u_bar - t5_bar * k
+        return (W_bar, x_bar, u_bar)
 
     After::
 
@@ -30,14 +43,21 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
             W_bar += h.T @ t4_bar
         x_bar = index_adjoint(a_bar, x, slice(1, None))
         x_bar[0] += b_bar
-        return (W_bar, x_bar)
+        u_bar = u * 2
+        for t in reversed(t1):
+            t5_bar = u_bar * 0.1
+            u_bar -= t5_bar * k
+        return (W_bar, x_bar, u_bar)
     """
     helpers = ctx.helpers
     if helpers is None:
         return body, False
     index_adjoint = helpers.get("index_adjoint")
     fresh_calls = {helpers.get(h) for h in ("index_adjoint", "index_adjoint_add")}
-    candidates, indexable = _private_accumulators(body, ctx.params, index_adjoint, fresh_calls)
+    known = {ctx.xp, *helpers.values()} - {None}
+    candidates, indexable = _private_accumulators(
+        body, ctx.params, index_adjoint, fresh_calls, known
+    )
     if not candidates:
         return body, False
     rewriter = _InPlace(candidates, indexable, index_adjoint)
@@ -71,7 +91,12 @@ def _accumulation(stmt: ast.stmt) -> tuple[str, ast.expr, ast.operator] | None:
 
 
 def _made(value: ast.expr | None, fresh_calls: set[str | None]) -> str | None:
-    """ "array" for a new array, "number" for a zero that may be a Python number."""
+    """ "array" for a new array, "number" for a zero that may be a Python number; None for
+    anything else, ``zero_adjoint(x)`` included (a zero of ``x``'s kind where srcgrad
+    could not tell it: a 0-d array for a number ``x`` that a loop makes an array, which
+    then cannot take the array's tangent in place)."""
+    if _unknown_zero(value):
+        return None
     if _call_of(value, fresh_calls) is not None or (
         _is_zeros_like(value) and not isinstance(value, ast.Constant)
     ):
@@ -83,15 +108,26 @@ def _made(value: ast.expr | None, fresh_calls: set[str | None]) -> str | None:
     return None
 
 
+def _unknown_zero(value: ast.expr | None) -> bool:
+    """``zero_adjoint(x)`` or ``zeros_seq(xs)``: a zero whose kind and shape srcgrad could
+    not tell before the code runs."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id.startswith(("zero_adjoint", "zeros_seq"))
+    )
+
+
 def _private_accumulators(
     body: list[ast.stmt],
     params: frozenset[str],
     index_adjoint: str | None,
     fresh_calls: set[str | None],
+    known: set[str],
 ) -> tuple[set[str], set[str]]:
     """The names ``v`` of ``v = v + e`` whose array no one else sees (``v`` is given only
-    new values, and read only by its accumulations and ``return``), and those of them
-    whose every value is an array (where ``v[i] += g`` is safe)."""
+    new values, and read only by its accumulations, into new values, and by ``return``),
+    and those of them whose every value is an array (where ``v[i] += g`` is safe)."""
     statements = list(_statements(body))
     candidates = {a[0] for s in statements if (a := _accumulation(s)) is not None} - params
     indexable = set(candidates)  # every value an array: v[i] += g is safe
@@ -103,7 +139,7 @@ def _private_accumulators(
         for v in list(candidates & (s_reads | s_writes)):
             if found is not None and found[0] == v:
                 continue  # (v += e, in place, keeps v the array it was, or the number)
-            if v in s_reads:
+            if v in s_reads and not _reads_a_copy(s, v, known):
                 candidates.discard(v)
             elif v in s_writes:
                 kind = _made(s.value, fresh_calls) if isinstance(s, ast.Assign) else None
@@ -112,6 +148,34 @@ def _private_accumulators(
                 elif kind != "array":
                     indexable.discard(v)
     return candidates, indexable
+
+
+def _reads_a_copy(s: ast.stmt, v: str, known: set[str]) -> bool:
+    """Whether ``s`` reads ``v`` only into a new value (``t = v * 0.1``, ``w += v``), never
+    into one that may be ``v``'s array or a view of it (``t = v[1:]``, ``np.asarray(v)``,
+    a push, a loop over it), nor writes into ``v``, nor gives it to a function that may
+    keep it (only the array module's functions and srcgrad's helpers, ``known``): a later
+    ``v += e`` changes nothing ``s`` made."""
+    if isinstance(s, ast.Assign):
+        value, written = s.value, target(s)
+    elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+        value, written = s.value, s.target.id
+    else:
+        return False
+    if written == v or v in shares(value):
+        return False
+    for call in ast.walk(value):
+        if isinstance(call, ast.Call) and v in reads(call) and _callee(call) not in known:
+            return False
+    return True
+
+
+def _callee(call: ast.Call) -> str | None:
+    """The name a call is made through: ``f`` of ``f(...)``, ``np`` of ``np.sum(...)``."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.value.id
+    return func.id if isinstance(func, ast.Name) else None
 
 
 class _InPlace:

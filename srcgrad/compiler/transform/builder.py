@@ -162,6 +162,9 @@ class Builder:
         #: the emission profile: None for plain Python, ``"numba"`` for code
         #: ``numba.njit`` compiles (see :mod:`srcgrad.compiled`)
         self.profile: str | None = None
+        #: whether the optimizer may write into arrays in place (``v += e``): only for
+        #: numpy's arrays (a numpy array cannot take a dask array's values in place)
+        self.in_place = True
 
     def helper(self, h: str) -> ast.Name:
         return name(self.helpers[h])

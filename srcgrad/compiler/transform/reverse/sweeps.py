@@ -387,6 +387,8 @@ class _Reverse(
             if deep is not None and ast.dump(deep) != ast.dump(builder.xp_call("shape", name(u))):
                 shape = deep
         if shape is not None:
+            if self._a_number_shape(shape, stmt):  # (t = -k, k a number: t's shape is k's)
+                return self._sum_of(contribution, stmt)
             return builder.call("unbroadcast_to", contribution, shape)
         self.shape_reads.append((stmt, u))
         return builder.call("unbroadcast", contribution, name(u))
@@ -410,6 +412,19 @@ class _Reverse(
         ):
             return builder.xp_call("vdot", contribution.left, contribution.right)
         return builder.xp_call("sum", contribution)
+
+    def _a_number_shape(self, shape: ast.expr, stmt: ast.Assign) -> bool:
+        """Whether ``shape`` is ``np.shape(p)`` of a parameter ``p`` given no other value
+        whose argument is a number, and ``stmt`` may make an array (as for
+        :meth:`_a_number_given`: the sum of every item, with nothing else read)."""
+        return (
+            isinstance(shape, ast.Call)
+            and isinstance(shape.func, ast.Attribute)
+            and shape.func.attr == "shape"
+            and len(shape.args) == 1
+            and isinstance(shape.args[0], ast.Name)
+            and self._a_number_given(shape.args[0].id, stmt)
+        )
 
     def _a_number_given(self, u: str, stmt: ast.Assign) -> bool:
         """Whether ``u`` is a parameter given no other value whose argument is a number
