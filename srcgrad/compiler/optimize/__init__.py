@@ -34,9 +34,15 @@ them to a fixed point:
   into the expression that reads it, where the line stays short, so the
   primal reads like the user's code again: ``t1 = x @ w; t2 = np.exp(-t1)``
   becomes ``t2 = np.exp(-(x @ w))``;
+- :func:`accumulate_in_place` (after the loop, once): ``v = v + e`` is ``v += e`` (and
+  ``v - e`` is ``v -= e``) where no one else can see ``v``'s array;
 - :func:`reuse_dead_buffers` (last, once): ``v = t * a`` is ``t *= a`` with ``t`` named
   ``v``, where ``t``'s array is one no one else sees, read last there, and ``a`` provably
   neither broadcasts into it nor widens its dtype.
+
+The two passes that write into arrays in place (:data:`IN_PLACE`) run for numpy's
+arrays only (``optimize(..., in_place=False)`` for dask and cupy code: a numpy array
+beside a dask one cannot take its values in place).
 """
 
 from __future__ import annotations
