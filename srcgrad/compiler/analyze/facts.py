@@ -196,6 +196,16 @@ def walk_block(body: list[ast.stmt], depth: int = 0) -> Iterator[tuple[ast.stmt,
             yield from walk_block(stmt.body, depth + 1)
 
 
+def blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The blocks a compound statement holds (an ``if``'s two, a loop's body; what
+    :func:`walk_block` walks into)."""
+    if isinstance(stmt, ast.If):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, (ast.For, ast.While)):
+        return [stmt.body]
+    return []
+
+
 def _gives_sequence(op: Op | None, sequences: set[str]) -> bool:
     """``makes_sequence``, or a copy of a name known to hold a list or tuple."""
     if op is not None and op.key == "copy" and isinstance(op.args.get("x"), ast.Name):

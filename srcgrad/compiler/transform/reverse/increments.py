@@ -20,7 +20,7 @@ import ast
 from collections import Counter
 from dataclasses import dataclass
 
-from ...analyze.facts import Facts
+from ...analyze.facts import Facts, blocks_of
 from ...analyze.indices import may_repeat
 from ...astwalk import loaded
 from ...normalize.lower import Normalized
@@ -50,7 +50,7 @@ def find_increments(norm: Normalized, facts: Facts) -> dict[int, Increment]:
 
     def visit(block: list[ast.stmt]) -> None:
         for k, stmt in enumerate(block):
-            for inner in _blocks_of(stmt):
+            for inner in blocks_of(stmt):
                 visit(inner)
             increment = _increment(block, k, facts, reads, norm.temps)
             if increment is not None:
@@ -58,14 +58,6 @@ def find_increments(norm: Normalized, facts: Facts) -> dict[int, Increment]:
 
     visit(norm.tree.body)
     return found
-
-
-def _blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
-    if isinstance(stmt, ast.If):
-        return [stmt.body, stmt.orelse]
-    if isinstance(stmt, (ast.For, ast.While)):
-        return [stmt.body]
-    return []
 
 
 def _increment(

@@ -22,7 +22,7 @@ from .function import DerivativeFunction
 from .hoisting import hoistable
 from .increments import find_increments
 from .owned import owned_loops, owned_reads
-from .shapes import AdjointShapes
+from .shapes import AdjointShapes, _shape_of_name
 from .tape_plan import TapePlanner
 from .tapes import TapeSaves, _call
 from .trial import TrialSweep, flatten
@@ -417,14 +417,8 @@ class _Reverse(
         """Whether ``shape`` is ``np.shape(p)`` of a parameter ``p`` given no other value
         whose argument is a number, and ``stmt`` may make an array (as for
         :meth:`_a_number_given`: the sum of every item, with nothing else read)."""
-        return (
-            isinstance(shape, ast.Call)
-            and isinstance(shape.func, ast.Attribute)
-            and shape.func.attr == "shape"
-            and len(shape.args) == 1
-            and isinstance(shape.args[0], ast.Name)
-            and self._a_number_given(shape.args[0].id, stmt)
-        )
+        p = _shape_of_name(shape)
+        return p is not None and self._a_number_given(p, stmt)
 
     def _a_number_given(self, u: str, stmt: ast.Assign) -> bool:
         """Whether ``u`` is a parameter given no other value whose argument is a number

@@ -8,7 +8,7 @@ import dataclasses
 from collections import Counter
 
 from ....rules import instantiate
-from ...analyze.facts import walk_block
+from ...analyze.facts import blocks_of, walk_block
 from ...astwalk import copy_tree, nodes
 from ..builder import assign, name
 from .reads import uses
@@ -32,7 +32,7 @@ class UniformAdjoints:
         read_in: dict[str, int] = {}  # the block (by id) of a name's last read
         blocks = {id(s): id(self.norm.tree.body) for s in self.norm.tree.body}
         for stmt, _ in walk_block(self.core):
-            for block in _blocks_of(stmt):
+            for block in blocks_of(stmt):
                 blocks.update({id(s): id(block) for s in block})
             for n in uses(stmt):
                 reads[n] = reads.get(n, 0) + 1
@@ -150,12 +150,3 @@ class UniformAdjoints:
             else:
                 whole = False
         return planned, whole
-
-
-def _blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
-    """The blocks a compound statement holds (an ``if``'s two, a loop's body)."""
-    if isinstance(stmt, ast.If):
-        return [stmt.body, stmt.orelse]
-    if isinstance(stmt, (ast.For, ast.While)):
-        return [stmt.body]
-    return []
