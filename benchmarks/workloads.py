@@ -587,6 +587,36 @@ def heat_args():
     return rng.standard_normal(1000), 0.25, 100
 
 
+# -- 11. a per-row loss in a Python loop: the sum of each row's product ------------------
+
+
+def rows(w, X):
+    s = 0.0
+    for i in range(X.shape[0]):
+        s = s + np.tanh(np.sum(w * X[i]))
+    return s
+
+
+def rows_grad(w, X):
+    # each row's term tanh(w . X[i]) adds X[i] / cosh(w . X[i])**2
+    g = np.zeros_like(w)
+    for i in range(X.shape[0]):
+        g += X[i] / np.cosh(np.sum(w * X[i])) ** 2
+    return g
+
+
+def rows_torch(w, X):
+    s = 0.0
+    for i in range(X.shape[0]):
+        s = s + torch.tanh(torch.sum(w * X[i]))
+    return s
+
+
+def rows_args():
+    rng = np.random.default_rng(11)
+    return 0.2 * rng.standard_normal(50), rng.standard_normal((200, 50))
+
+
 WORKLOADS = [
     Workload(
         "logreg",
@@ -699,5 +729,15 @@ WORKLOADS = [
         heat_grad,
         heat_torch,
         static_argnums=(2,),
+    ),
+    Workload(
+        "rows",
+        "a loss summed row by row in a Python loop of 200 trips, tanh(sum(w * X[i])), "
+        "X 200x50, gradient w.r.t. w",
+        rows,
+        (0,),
+        rows_args,
+        rows_grad,
+        rows_torch,
     ),
 ]
