@@ -328,3 +328,29 @@ def test_code_for_a_jvps_tangent_output_is_kept_apart_from_the_jvps_own():
     np.testing.assert_allclose(gradient, 2 * np.sin(x) * y, rtol=1e-12)
     columns = srcgrad.jacobian(inner, wrt=2, mode="forward")(x, y, t)
     np.testing.assert_allclose(columns, 2 * np.sin(x) * y, rtol=1e-12)
+
+
+def _returns_in_its_first_trip(u):
+    for _ in range(1, 3):
+        u = np.tanh(u)
+        return u * u
+    return u
+
+
+def _summed_early_return(y):
+    return np.sum(_returns_in_its_first_trip(y))
+
+
+def test_forward_over_reverse_pops_a_tangent_for_every_value_popped():
+    """(found by the thorough random programs) the callee's reverse sweep pops a value it
+    reads only for its shape (``result = tape.pop()``, whose adjoint restarts at zero),
+    then one it differentiates (``u``): forward mode over it must pop the tangent list in
+    step (``tape_dot.pop()`` for the first too), or ``u_dot`` is the other's None."""
+    y = np.array([-1.2985830258723872, 0.4])
+    want = np.diag(2 * (1 - 3 * np.tanh(y) ** 2) * (1 - np.tanh(y) ** 2))
+    np.testing.assert_allclose(srcgrad.hessian(_summed_early_return)(y), want, rtol=1e-12)
+    v = np.array([0.2, -0.7])
+    outer = srcgrad.jvp(srcgrad.vjp(_summed_early_return), wrt=(0, 1))
+    _, hv = outer(y, 1.0, v, 0.0)
+    np.testing.assert_allclose(hv, want @ v, rtol=1e-12)
+    assert "tape_1_dot.pop()\n" in outer.source

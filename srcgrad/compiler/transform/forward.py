@@ -232,6 +232,9 @@ def _block(
                 if op.target in way.facts.active:
                     with way.naming(builder):
                         groups.append(_tangents(stmt, way.facts, builder))
+                else:
+                    with way.naming(builder):
+                        out.extend(_tangent_pop(stmt, way.facts, builder))
             out.extend(share_factors(groups, builder))
         elif isinstance(stmt, ast.If):
             new = copy.copy(stmt)
@@ -247,6 +250,21 @@ def _block(
         else:
             out.append(copy_tree(stmt))
     return out
+
+
+def _tangent_pop(stmt: ast.Assign, facts: Facts, builder: Builder) -> list[ast.stmt]:
+    """``xs_dot.pop()`` for ``v = xs.pop()`` whose ``v`` needs no tangent while ``xs`` has
+    one: the two lists stay in step (a reverse sweep's tape differentiated again pops a
+    value it reads only for its shape, then one it differentiates)."""
+    op = facts.ops[stmt]
+    xs = op.args.get("x")
+    if op.key != ("method", "pop") or not (isinstance(xs, ast.Name) and xs.id in facts.active):
+        return []
+    call = stmt.value
+    assert isinstance(call, ast.Call)
+    pop = ast.Attribute(value=name(builder.tangent(xs.id)), attr="pop", ctx=ast.Load())
+    args = [copy_tree(a) for a in call.args]
+    return [ast.Expr(value=ast.Call(func=pop, args=args, keywords=[]))]
 
 
 def _tangents(stmt: ast.Assign, facts: Facts, builder: Builder) -> list[ast.stmt]:
