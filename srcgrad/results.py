@@ -190,7 +190,7 @@ def _fresh_part(r: Any, owners: list[Any]) -> Any:
 
 def _new(r: Any, inputs: Sequence[Any]) -> bool:
     """Whether ``r`` is a number, or a numpy array that owns its memory and is none of the
-    ``inputs`` (quick to tell: what most generated code returns)."""
+    ``inputs`` nor a leaf of one (quick to tell: what most generated code returns)."""
     t = type(r)
     if t is float or t is int or t is bool:
         return True
@@ -201,6 +201,9 @@ def _new(r: Any, inputs: Sequence[Any]) -> bool:
     for x in inputs:
         if r is x:
             return False
+        if type(x) is not _NDARRAY and pytree.is_node(x):  # (y_bar = xs[0])
+            if any(r is leaf for leaf in pytree.leaves(x)):
+                return False
     return True
 
 

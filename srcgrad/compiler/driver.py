@@ -238,8 +238,18 @@ def _optimize(
     }
     user_names = {n for n in facts.definitions if n not in norm.temps}
     floats = frozenset(facts.floats)
+    complex_names = frozenset(facts.complex) | {
+        n for n, v in builder.primal_of.items() if v in facts.complex
+    }
     func = optimize(
-        func, temporaries, user_names, builder.helpers, builder.xp, floats, builder.in_place
+        func,
+        temporaries,
+        user_names,
+        builder.helpers,
+        builder.xp,
+        floats,
+        builder.in_place,
+        complex_names,
     )
     if builder.profile == "numba":  # (numba has no item or slice of a range; fusion)
         func = fuse(numba_ranges(func, builder), facts, builder)

@@ -119,6 +119,7 @@ def optimize(
     xp: str | None = None,
     floats: frozenset[str] = frozenset(),
     in_place: bool = True,
+    complex_names: frozenset[str] = frozenset(),
 ) -> ast.FunctionDef:
     """Run every pass until none changes anything, then inline ``temporaries``.
 
@@ -126,12 +127,13 @@ def optimize(
     the names the code calls srcgrad's runtime helpers by; ``xp``: the array module's;
     ``floats``: the parameters whose arguments are floats; ``in_place``: whether the
     passes that write into arrays in place run (:data:`IN_PLACE`; numpy's arrays only: a
-    numpy array cannot take a dask array's values in place).
+    numpy array cannot take a dask array's values in place); ``complex_names``: names that
+    may hold complex values, never written into in place.
     """
     _local.memo = {}
     _local.settled = {}  # statements a pass leaves as they are, by id (see dataflow.settle)
     try:
-        return _optimize(func, temporaries, keep, helpers, xp, floats, in_place)
+        return _optimize(func, temporaries, keep, helpers, xp, floats, in_place, complex_names)
     finally:
         _local.memo = None
         _local.settled = None
@@ -145,6 +147,7 @@ def _optimize(
     xp: str | None,
     floats: frozenset[str],
     in_place: bool,
+    complex_names: frozenset[str],
 ) -> ast.FunctionDef:
     arguments = frozenset(a.arg for a in func.args.args)
     ctx = Context(
@@ -154,6 +157,7 @@ def _optimize(
         temporaries=frozenset(temporaries),
         helpers=helpers,
         floats=frozenset(floats) & arguments,
+        complex_names=frozenset(complex_names),
     )
     body = list(func.body)
     # a pass that changed nothing is not run again until another pass changes something

@@ -46,6 +46,9 @@ class Context:
     helpers: Mapping[str, str] | None = None
     #: the parameters whose arguments are floats (numbers or float arrays)
     floats: frozenset[str] = frozenset()
+    #: names that may hold complex values (never written into in place: a complex
+    #: array changed in place is not differentiated again)
+    complex_names: frozenset[str] = frozenset()
 
 
 #: while :func:`optimize` runs, in ``_local.memo``: each simple statement's reads and

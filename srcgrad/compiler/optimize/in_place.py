@@ -56,7 +56,7 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
     fresh_calls = {helpers.get(h) for h in ("index_adjoint", "index_adjoint_add")}
     known = {ctx.xp, *helpers.values()} - {None}
     candidates, indexable = _private_accumulators(
-        body, ctx.params, index_adjoint, fresh_calls, known
+        body, ctx.params | ctx.complex_names, index_adjoint, fresh_calls, known
     )
     if not candidates:
         return body, False
