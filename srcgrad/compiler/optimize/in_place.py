@@ -54,9 +54,11 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
         return body, False
     index_adjoint = helpers.get("index_adjoint")
     fresh_calls = {helpers.get(h) for h in ("index_adjoint", "index_adjoint_add")}
+    # (zeros whose kind and shape srcgrad could not tell before the code runs)
+    unknown_zeros = {helpers.get(h) for h in ("zero_adjoint", "zeros_seq")} - {None}
     known = {ctx.xp, *helpers.values()} - {None}
     candidates, indexable = _private_accumulators(
-        body, ctx.params | ctx.complex_names, index_adjoint, fresh_calls, known
+        body, ctx.params | ctx.complex_names, fresh_calls, unknown_zeros, known
     )
     if not candidates:
         return body, False
@@ -65,10 +67,10 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
     return body, rewriter.changed
 
 
-def _call_of(value: ast.expr | None, names: set[str | None]) -> ast.Call | None:
-    """``value`` if it calls one of ``names`` with three positional arguments."""
+def _call_of(value: ast.expr | None, names: set[str | None], arity: int = 3) -> ast.Call | None:
+    """``value`` if it calls one of ``names`` with ``arity`` positional arguments."""
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-        if value.func.id in names and len(value.args) == 3 and not value.keywords:
+        if value.func.id in names and len(value.args) == arity and not value.keywords:
             return value
     return None
 
@@ -90,12 +92,14 @@ def _accumulation(stmt: ast.stmt) -> tuple[str, ast.expr, ast.operator] | None:
     return None
 
 
-def _made(value: ast.expr | None, fresh_calls: set[str | None]) -> str | None:
+def _made(
+    value: ast.expr | None, fresh_calls: set[str | None], unknown_zeros: set[str | None]
+) -> str | None:
     """ "array" for a new array, "number" for a zero that may be a Python number; None for
     anything else, ``zero_adjoint(x)`` included (a zero of ``x``'s kind where srcgrad
     could not tell it: a 0-d array for a number ``x`` that a loop makes an array, which
     then cannot take the array's tangent in place)."""
-    if _unknown_zero(value):
+    if _call_of(value, unknown_zeros, 1) is not None:
         return None
     if _call_of(value, fresh_calls) is not None or (
         _is_zeros_like(value) and not isinstance(value, ast.Constant)
@@ -108,21 +112,11 @@ def _made(value: ast.expr | None, fresh_calls: set[str | None]) -> str | None:
     return None
 
 
-def _unknown_zero(value: ast.expr | None) -> bool:
-    """``zero_adjoint(x)`` or ``zeros_seq(xs)``: a zero whose kind and shape srcgrad could
-    not tell before the code runs."""
-    return (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id.startswith(("zero_adjoint", "zeros_seq"))
-    )
-
-
 def _private_accumulators(
     body: list[ast.stmt],
     params: frozenset[str],
-    index_adjoint: str | None,
     fresh_calls: set[str | None],
+    unknown_zeros: set[str | None],
     known: set[str],
 ) -> tuple[set[str], set[str]]:
     """The names ``v`` of ``v = v + e`` whose array no one else sees (``v`` is given only
@@ -142,7 +136,11 @@ def _private_accumulators(
             if v in s_reads and not _reads_a_copy(s, v, known):
                 candidates.discard(v)
             elif v in s_writes:
-                kind = _made(s.value, fresh_calls) if isinstance(s, ast.Assign) else None
+                kind = (
+                    _made(s.value, fresh_calls, unknown_zeros)
+                    if isinstance(s, ast.Assign)
+                    else None
+                )
                 if kind is None:
                     candidates.discard(v)
                 elif kind != "array":
