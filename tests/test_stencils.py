@@ -393,8 +393,7 @@ def grad_heat(u0, r, steps):
         t8_bar = t9_bar * r
         t8 = tape.pop()
         u_bar[:-2] += t8_bar
-        t4_bar = t8_bar * -2.0
-        u_bar[1:-1] += t4_bar
+        u_bar[1:-1] += t8_bar * -2.0
         u_bar[2:] += t8_bar
     return (u_bar, r_bar)
 """

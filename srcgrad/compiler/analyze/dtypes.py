@@ -207,7 +207,9 @@ def _operation_kind(op: Any, of: Callable[[ast.expr | None], str | None]) -> str
     if key == "compare" or key in (ast.Not,):
         return INTEGER
     if isinstance(key, tuple) and key[0] == "attr":
-        if key[1] in ("T", "real", "mT"):
+        # (``x.dtype``: a dtype's kind is the kind of the arrays it makes, for
+        # ``np.zeros(x.shape, x.dtype)``; see ``_call_kind``)
+        if key[1] in ("T", "real", "mT", "dtype"):
             return of(args[0])
         return INTEGER if key[1] in ("shape", "ndim", "size") else UNKNOWN
     return _arithmetic(key, [of(a) for a in args])
@@ -220,7 +222,12 @@ def _call_kind(
     else what the function is known to make, else what its rule's operands promote to."""
     args = list(op.args.values())
     key, callee = op.key, op.callee
-    dtype = dtype_kind(op.args.get("dtype"), env) if op.ctx is not None else None
+    told = op.args.get("dtype")
+    dtype = dtype_kind(told, env) if op.ctx is not None else None
+    if dtype == UNKNOWN and isinstance(told, ast.Name) and told.id not in env:
+        dtype = of(told)  # a name given ``x.dtype`` (``_operation_kind``), or None: wait
+        if dtype is None:
+            return None
     if isinstance(key, tuple) and key[0] == "method":
         if key[1] == "astype":
             return dtype or UNKNOWN

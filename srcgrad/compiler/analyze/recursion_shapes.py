@@ -8,8 +8,6 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-import numpy as np
-
 from .facts import Facts, Shape, is_setitem
 from .shapes import _given_once, _shapes_once
 
@@ -55,20 +53,10 @@ def _guessed_key(facts: Facts, rank: int) -> Shape | None:
     return None
 
 
-_LIKE = (np.zeros_like, np.ones_like, np.empty_like)
-
-
 def _definition_shape(facts: Facts, stmt: ast.Assign) -> Shape | None:
-    """The shape a definition gives, as :func:`_shapes` found it; ``np.ones_like(x)``
-    (and ``zeros_like``, ``empty_like``, without ``shape=``) has ``x``'s key."""
-    op, shape = facts.ops[stmt], facts.op_shapes.get(id(stmt))
-    if shape is None or op.ctx is None or op.key not in _LIKE or "x" not in op.args:
-        return shape
-    given = op.ctx.args.get("shape")
-    if not (isinstance(given, ast.Constant) and given.value is None):
-        return shape
-    like = facts.shape(op.args["x"])
-    return like if like.rank == shape.rank else shape
+    """The shape a definition gives, as :func:`_shapes` found it (``np.ones_like(x)``
+    has ``x``'s key: :func:`.shapes_made_like.made_like`)."""
+    return facts.op_shapes.get(id(stmt))
 
 
 def _fixed_parameter(n: str, facts: Facts) -> bool:

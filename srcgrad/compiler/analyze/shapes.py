@@ -10,6 +10,7 @@ import numpy as np
 
 from .facts import LEAF, SCALAR, Facts, Op, Shape, is_setitem
 from .indices import index_rank
+from .shapes_made_like import made_like
 
 
 def _shapes_once(
@@ -334,6 +335,9 @@ def _result_shape(op: Op, facts: Facts) -> Shape:
     if op.key in ("pack", "append"):
         return Shape(frozenset({op.target}), None)
     rank = rule.rank(op.ctx) if rule.rank else None
+    like = made_like(op, facts)
+    if like is not None and like.rank is not None and rank in (None, like.rank):
+        return SCALAR if like.rank == 0 else like
     if rank == 0:
         return SCALAR
     wide = _result_wide(op, facts, rank)

@@ -14,6 +14,7 @@ from .dataflow import (
     shares,
     target,
 )
+from .fresh_copies import _copy_of_itself
 
 
 def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
@@ -92,6 +93,20 @@ def _accumulation(stmt: ast.stmt) -> tuple[str, ast.expr, ast.operator] | None:
     return None
 
 
+def _item_accumulation(stmt: ast.stmt) -> str | None:
+    """``v`` for ``v[i] += e`` (``-=``), neither ``i`` nor ``e`` reading ``v``."""
+    if (
+        isinstance(stmt, ast.AugAssign)
+        and isinstance(stmt.op, (ast.Add, ast.Sub))
+        and isinstance(stmt.target, ast.Subscript)
+        and isinstance(stmt.target.value, ast.Name)
+    ):
+        v = stmt.target.value.id
+        if v not in reads(stmt.value) and v not in reads(stmt.target.slice):
+            return v
+    return None
+
+
 def _made(
     value: ast.expr | None, fresh_calls: set[str | None], unknown_zeros: set[str | None]
 ) -> str | None:
@@ -133,6 +148,8 @@ def _private_accumulators(
         for v in list(candidates & (s_reads | s_writes)):
             if found is not None and found[0] == v:
                 continue  # (v += e, in place, keeps v the array it was, or the number)
+            if _item_accumulation(s) == v or _copy_of_itself(s) == v:
+                continue  # (v[i] += e and v = v.copy(), made by the transform, too)
             if v in s_reads and not _reads_a_copy(s, v, known):
                 candidates.discard(v)
             elif v in s_writes:

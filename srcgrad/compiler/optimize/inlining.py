@@ -160,7 +160,7 @@ def _inline_into(
     j = next((k for k in range(i + 1, len(block)) if a in facts[k].reads), None)
     if j is None:
         return None
-    if not isinstance(block[j], (ast.Assign, ast.Expr, ast.Return)) and not (
+    if not isinstance(block[j], (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)) and not (
         isinstance(block[j], ast.If) and a in own_reads(block[j])
     ):
         return None

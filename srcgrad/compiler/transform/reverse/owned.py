@@ -83,21 +83,73 @@ def _reads_items(loop: ast.stmt, y: str, facts: Facts, absorbed: set[int]) -> bo
     return False
 
 
-def owned_reads(core: list[ast.stmt], facts: Facts, owned: dict[int, int]) -> set[int]:
+def owned_reads(
+    core: list[ast.stmt], facts: Facts, owned: dict[int, int], active: set[str], own_more: bool
+) -> dict[int, int]:
     """The reads of an item of ``y`` (``t = y[i]``, by id) inside a loop whose reversed
-    loop owns ``y_bar`` (``owned``: :func:`owned_loops`' result)."""
+    loop owns ``y_bar``, each with that loop's id (``owned``: :func:`owned_loops`' result).
+
+    With ``own_more`` (numpy's arrays, which take any value in place) a loop also owns
+    the adjoint of an array it only reads items of, ``x`` of ``s = s + x[i] * c``: the
+    outermost loop around the read that neither gives ``x`` a new value nor writes into
+    it. Each trip then adds ``x_bar[i] += g`` into the copy made before the reversed
+    loop, where ``x_bar = x_bar + index_adjoint(g, x, i)`` made a whole new array per
+    trip (O(n^2) for a loop over ``x``) wherever ``x_bar`` did not start as zeros."""
     statements = {id(s): s for s, _ in walk_block(core)}
     arrays: dict[int, set[str]] = {}  # owner loop -> the arrays whose adjoints it owns
     for k, owner in owned.items():
         arrays.setdefault(owner, set()).add(facts.ops[statements[k]].target)
-    found: set[int] = set()
+    found: dict[int, int] = {}
     for owner, ys in arrays.items():
         for stmt, _ in walk_block(statements[owner].body):
             op = facts.ops.get(stmt)
             x = op.args.get("x") if op is not None and op.key == "getitem" else None
             if isinstance(x, ast.Name) and x.id in ys:
-                found.add(id(stmt))
+                found[id(stmt)] = owner
+    if own_more:
+        written = {facts.ops[statements[k]].target for k in owned}
+        _read_only_items(core, facts, active - written, [], found)
     return found
+
+
+def _read_only_items(
+    block: list[ast.stmt],
+    facts: Facts,
+    arrays: set[str],
+    loops: list[ast.stmt],
+    found: dict[int, int],
+) -> None:
+    """Add to ``found`` the reads ``t = x[i]`` in ``block`` (inside ``loops``) of the
+    ``arrays`` (active ones no loop owns for its writes), each with the outermost loop
+    around it that neither rebinds ``x`` nor writes into it."""
+    for stmt in block:
+        op = facts.ops.get(stmt)
+        x = op.args.get("x") if op is not None and op.key == "getitem" else None
+        if (
+            loops
+            and id(stmt) not in found
+            and isinstance(x, ast.Name)
+            and x.id in arrays
+            and x.id not in facts.sequences
+            and x.id not in facts.maybe_sequences
+            and (facts.shape(x).rank or 0) >= 1  # (an array: its adjoint is one too)
+            and x.id not in facts.complex  # (a complex array changed in place is not
+        ):  # differentiated again: its Hessian would be refused)
+            owner = next((loop for loop in loops if not _changes(loop, x.id, facts)), None)
+            if owner is not None:
+                found[id(stmt)] = id(owner)
+        if isinstance(stmt, ast.If):
+            _read_only_items(stmt.body, facts, arrays, loops, found)
+            _read_only_items(stmt.orelse, facts, arrays, loops, found)
+        elif isinstance(stmt, (ast.For, ast.While)):
+            _read_only_items(stmt.body, facts, arrays, [*loops, stmt], found)
+
+
+def _changes(loop: ast.stmt, x: str, facts: Facts) -> bool:
+    """Whether ``loop`` gives ``x`` a new value or writes into its items."""
+    return _rebinds(loop, x) or any(
+        is_setitem(s) and facts.ops[s].target == x for s, _ in walk_block(loop.body)
+    )
 
 
 def _rebinds(loop: ast.stmt, y: str) -> bool:

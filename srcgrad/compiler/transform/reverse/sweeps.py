@@ -97,7 +97,9 @@ class _Reverse(
         # writes whose reversed loop owns y_bar (copied once before it: see owned.py),
         # and, while a sweep is made, the adjoints each loop copies before it
         self.owned = owned_loops(self.core, facts, self.active, self.increments)
-        self.owned_reads = owned_reads(self.core, facts, self.owned)
+        self.owned_reads = owned_reads(
+            self.core, facts, self.owned, self.active, self.builder.in_place
+        )
         self.copy_before: dict[int, set[str]] = {}
         planner = TapePlanner(norm, facts, wrt)
         self.plan = planner.plan
@@ -172,8 +174,9 @@ class _Reverse(
             return assign(self.builder.adjoint(v), self.builder.call("zeros_seq", value))
         if self.facts.shape(name(v)).rank is None:  # perhaps a tuple (`p = t[0]`): look
             return assign(self.builder.adjoint(v), self.builder.call("zero_adjoint", value))
-        if self.builder.profile == "numba" and self.facts.shape(name(v)).rank:
-            # (zero_like of a recomputed X[i] is 0.0, which numba does not add arrays to)
+        if self.facts.shape(name(v)).rank:
+            # (zero_like of a recomputed X[i] would be 0.0, which numba does not add arrays
+            # to, and which a loop owning v_bar cannot write items of: owned.owned_reads)
             return assign(self.builder.adjoint(v), self.builder.xp_call("zeros_like", value))
         return assign(self.builder.adjoint(v), self.builder.zero_like(value))
 
@@ -369,7 +372,9 @@ class _Reverse(
             contribution = builder.with_witnesses(contribution, self._witnesses(stmt))
             contribution, before = self._shape_only_seed(contribution, stmt)
             out.extend(before)
-            if id(stmt) in self.owned_reads:  # (y_bar is the reversed loop's own)
+            owner = self.owned_reads.get(id(stmt))
+            if owner is not None:  # (y_bar is the reversed loop's own: copied before it)
+                self.copy_before.setdefault(owner, set()).add(builder.adjoint(atom.id))
                 out.append(self._add_into_item(atom.id, contribution))
             else:
                 out.append(self._accumulate(atom.id, contribution))
