@@ -198,6 +198,13 @@ class Gen:
         if kind == "scalar" and (not options or self.boolean(0.25)):
             options = [(c, abs(float(c))) for c in _CONSTANTS]
             options += [(f"0.5 * {i}", 2.0) for i in self.loop_indices]
+        item = "scalar" if len(self.shape) == 1 else "row"
+        if kind == item and self.loop_indices and self.of_kind("full") and self.boolean(0.3):
+            # an item read at a loop index (its adjoint added into the array's, in place)
+            self.feature("read [loop index]")
+            v = self.choice(self.of_kind("full")).name
+            i = self.choice(self.loop_indices)
+            options = [(f"{v}[{i} % {self.shape[0]}]", VAR_BOUND)]
         if not options:  # a row before any row variable exists
             return f"np.mean({self.leaf('full')[0]}, axis=0)", VAR_BOUND
         return self.choice(options)
@@ -536,10 +543,14 @@ class Gen:
         """An array the function makes, to write into later."""
         name = f"w{next(self.fresh)}"
         source = self.leaf("full")[0]
-        how = self.choice(["zeros", "copy", "elementwise"])
+        how = self.choice(["zeros", "copy", "elementwise", "shape", "shape and dtype"])
         self.feature(f"buffer {how}")
         if how == "zeros":
             value = f"np.zeros_like({source})"
+        elif how == "shape":  # (an array of the source's shape, also to srcgrad)
+            value = f"np.{self.choice(['zeros', 'ones'])}(np.shape({source}))"
+        elif how == "shape and dtype" and source.isidentifier():
+            value = f"np.zeros({source}.shape, {source}.dtype)"
         elif how == "copy" and source.isidentifier():
             value = f"{source}.copy()"
         else:
