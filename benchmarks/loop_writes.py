@@ -4,10 +4,11 @@
 
 For ``y[i] += v * x[i]`` (an increment), ``y[i] = v * x[i]`` (a plain write) and
 ``y[i] = v * y[i - 1] + x[i]`` (a recurrence: a write and a read of an earlier item), and
-a ``while`` loop over ``x[i]`` that stops at a ``break`` (here after all n trips) in a
-loop of n trips: the median time of srcgrad's gradient and of a hand-written numpy
-gradient of the same loop, per n, and the exponent of a least-squares fit of log time
-against log n (1 is linear, 2 quadratic).
+a ``while`` loop over ``x[i]`` that stops at a ``break`` (here after all n trips), and a
+loop that only reads ``x[i]`` after a line whose adjoint gives ``x_bar`` a value (``y = y
++ np.sin(x)``, after the loop), in a loop of n trips: the median time of srcgrad's
+gradient and of a hand-written numpy gradient of the same loop, per n, and the exponent
+of a least-squares fit of log time against log n (1 is linear, 2 quadratic).
 """
 
 from __future__ import annotations
@@ -97,6 +98,29 @@ def while_break_by_hand(x, v):
     return x_bar
 
 
+def read_after(x, v):
+    y = np.zeros(x.shape)
+    for i in range(x.shape[0]):
+        y[i] += v * x[i]
+    y = y + np.sin(x)
+    return np.sum(y * y)
+
+
+def read_after_by_hand(x, v):
+    y = np.zeros(x.shape)
+    for i in range(x.shape[0]):
+        y[i] += v * x[i]
+    y = y + np.sin(x)
+    y_bar = 2.0 * y
+    x_bar = y_bar * np.cos(x)
+    v_bar = 0.0
+    for i in reversed(range(x.shape[0])):
+        g = y_bar[i]
+        v_bar += g * x[i]
+        x_bar[i] += g * v
+    return x_bar, v_bar
+
+
 def median_time(f, *args, repeats: int = 5) -> float:
     f(*args)
     times = []
@@ -117,6 +141,8 @@ def main() -> None:
         "hand-written (recurrence)": recurrence_by_hand,
         "while with break": srcgrad.grad(while_break),
         "hand-written (while with break)": while_break_by_hand,
+        "read after a line with an adjoint": srcgrad.grad(read_after, wrt=(0, 1)),
+        "hand-written (read after)": read_after_by_hand,
     }
     print("| loop | " + " | ".join(f"n = {n}" for n in sizes) + " | exponent |")
     print("|---|" + "---|" * len(sizes) + "---|")
