@@ -115,7 +115,83 @@ def test_a_loop_over_x_is_linear_in_its_length():
             times.append(time.perf_counter() - start)
         return min(times)
 
-    assert best(32_000) < 30 * best(2_000)
+    # (the smallest of three ratios: a busy machine slows one call, not three in a row)
+    assert min(best(32_000) / best(2_000) for _ in range(3)) < 30
+
+
+# hostile reads: views, aliases, repeated indices, a break, negative indices, slices
+def view_read(x):
+    v = x[1:]
+    s = np.sum(np.sin(x))
+    for i in range(v.shape[0]):
+        s = s + v[i] * x[i]
+    return s
+
+
+def alias_read(x):
+    v = x
+    s = np.sum(x * x)
+    for i in range(x.shape[0]):
+        s = s + v[i] * np.cos(x[i])
+    return s
+
+
+def index_array_read(x, idx):
+    s = np.sum(x**3)
+    for i in range(idx.shape[0]):
+        s = s + np.sin(x[idx[i]]) * x[idx[i]]
+    return s
+
+
+def while_read(x):
+    s = np.sum(x) * 0.1
+    i = 0
+    while i < x.shape[0]:
+        s = s + x[i] * x[i]
+        if s > 2.0:
+            break
+        i += 1
+    return s
+
+
+def nested_rows(X):
+    s = np.sum(np.tanh(X))
+    for i in range(X.shape[0]):
+        r = X[i]
+        s = s + np.sum(r * r)
+        for j in range(X.shape[1]):
+            s = s + X[i, j] * r[j]
+    return s
+
+
+def reversed_reads(x):
+    s = np.sum(x)
+    for i in reversed(range(x.shape[0])):
+        s = s * 0.5 + x[i] ** 2
+    return s
+
+
+def neg_index(x):
+    s = np.sum(x * x)
+    for i in range(1, x.shape[0] + 1):
+        s = s + x[-i] * i
+    return s
+
+
+def slices_read(x):
+    s = np.sum(x**2)
+    for i in range(x.shape[0] - 1):
+        s = s + np.sum(x[i : i + 2] ** 2) * x[i]
+    return s
+
+
+def reused_outer(x, w):
+    y = x * w
+    s = np.sum(y)
+    for i in range(x.shape[0]):
+        s = s + y[i] * x[i]
+        s = s + np.tanh(y[i])
+    return s
 
 
 # autograd cannot write into arrays: the functions with writes are compared with the
@@ -144,6 +220,20 @@ CASES = [
         (0, 1),
     ),
     (ones_of_np_shape, ones_of_np_shape, (RNG.standard_normal(5),), (0,)),
+    (view_read, view_read, (RNG.standard_normal(5),), (0,)),
+    (alias_read, alias_read, (RNG.standard_normal(5),), (0,)),
+    (
+        index_array_read,
+        index_array_read,
+        (RNG.standard_normal(5), np.array([1, 3, 1, 0, 1])),
+        (0,),
+    ),
+    (while_read, while_read, (np.array([0.3, -0.5, 0.9, 1.1, 0.2, 0.7]),), (0,)),
+    (nested_rows, nested_rows, (RNG.standard_normal((3, 4)),), (0,)),
+    (reversed_reads, reversed_reads, (RNG.standard_normal(5),), (0,)),
+    (neg_index, neg_index, (RNG.standard_normal(5),), (0,)),
+    (slices_read, slices_read, (RNG.standard_normal(5),), (0,)),
+    (reused_outer, reused_outer, (RNG.standard_normal(5), RNG.standard_normal(5)), (0, 1)),
     (
         nested_reads,
         nested_reads,
@@ -174,3 +264,24 @@ def test_second_order(f, pure, args, wrt):
             atol=1e-12,
         )
     check_grads(f, args, wrt=wrt, modes=("forward", "reverse"), order=2)
+
+
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        (view_read, (RNG.standard_normal(5),)),
+        (alias_read, (RNG.standard_normal(5),)),
+        (index_array_read, (RNG.standard_normal(5), np.array([1, 3, 1, 0, 1]))),
+        (nested_rows, (RNG.standard_normal((3, 4)),)),
+        (neg_index, (RNG.standard_normal(5),)),
+        (slices_read, (RNG.standard_normal(5),)),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_reads_in_loops_add_into_items(f, args):
+    """However the array is reached (a view, an alias, an index read from another
+    array, a row, a negative index, a slice), no trip builds a whole array."""
+    g = srcgrad.grad(f)
+    g(*args)
+    text = _function(g.source, f"grad_{f.__name__}")
+    assert "index_adjoint" not in text, text
