@@ -65,8 +65,11 @@ def by_hand(x, v):
     y = np.zeros_like(x)
     for i in range(x.shape[0]):
         y[i] += v * x[i]
-    y_bar = 2.0 * y
-    x_bar = np.zeros_like(x)
+    return _increments_adjoint(x, v, 2.0 * y, np.zeros_like(x))
+
+
+def _increments_adjoint(x, v, y_bar, x_bar):
+    """The adjoint loop of ``y[i] += v * x[i]``, adding into ``x_bar``."""
     v_bar = 0.0
     for i in reversed(range(x.shape[0])):
         g = y_bar[i]
@@ -112,13 +115,7 @@ def read_after_by_hand(x, v):
         y[i] += v * x[i]
     y = y + np.sin(x)
     y_bar = 2.0 * y
-    x_bar = y_bar * np.cos(x)
-    v_bar = 0.0
-    for i in reversed(range(x.shape[0])):
-        g = y_bar[i]
-        v_bar += g * x[i]
-        x_bar[i] += g * v
-    return x_bar, v_bar
+    return _increments_adjoint(x, v, y_bar, y_bar * np.cos(x))
 
 
 def median_time(f, *args, repeats: int = 5) -> float:

@@ -232,6 +232,25 @@ def run_autograd(fn: Callable[..., Any], *args: Any) -> Any:
     return result
 
 
+def second_order_agrees(
+    func: Callable[..., Any], twin: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]
+) -> None:
+    """srcgrad's Hessian of ``func`` with respect to each of ``wrt`` is autograd's of
+    ``twin`` (the same source with ``np`` rebound, or the same computation written
+    without what autograd cannot trace); and both modes agree with central differences
+    to second order."""
+    from srcgrad.testing import check_grads
+
+    for k in wrt:
+        np.testing.assert_allclose(
+            srcgrad.hessian(func, wrt=k)(*args),
+            autograd.hessian(twin, k)(*args),
+            rtol=1e-9,
+            atol=1e-12,
+        )
+    check_grads(func, args, wrt=tuple(wrt), modes=("forward", "reverse"), order=2)
+
+
 # -- autograd's derivatives, as functions of all their arguments --------------------------
 def _argnum(wrt: Sequence[int], as_tuple: bool) -> Any:
     return tuple(wrt) if as_tuple else wrt[0]
