@@ -123,15 +123,16 @@ def test_second_order(f, args, wrt):
 
 
 # -- v = v + e in place, where v's array is read only into new values --------------------------
-def _in_place(source: str) -> str:
+def _in_place(source: str, primal_of: dict[str, str] | None = None) -> str:
     from srcgrad.compiler.optimize import Context, accumulate_in_place
 
     body = ast.parse(source).body
     ctx = Context(
-        params=frozenset({"u", "k", "keep", "x"}),
-        arguments=frozenset({"u", "k", "keep", "x"}),
+        params=frozenset({"u", "k", "keep", "x", "w"}),
+        arguments=frozenset({"u", "k", "keep", "x", "w"}),
         xp="np",
         helpers={"index_adjoint": "index_adjoint", "zero_adjoint": "zero_adjoint"},
+        primal_of=primal_of or {},
     )
     body, _ = accumulate_in_place(body, ctx)
     return ast.unparse(ast.Module(body=body, type_ignores=[]))
@@ -166,3 +167,37 @@ def test_a_zero_of_a_kind_not_known_is_not_written_into():
     cannot be added into in place (``invariant_in_loop`` of the corpus, forward mode)."""
     text = _in_place("x_dot = zero_adjoint(x)\nfor _ in t1:\n    x_dot = x_dot + a * 0.1")
     assert "x_dot = x_dot + a * 0.1" in text, text
+
+
+# -- np.full_like(x, g) added into x's adjoint: g, broadcast by the addition ------------------
+@pytest.mark.parametrize(
+    "start, added, expected",
+    [
+        ("np.zeros_like(x)", "np.full_like(x, g)", "x_bar += g"),
+        ("np.zeros_like(x)", "np.full_like(x, g) * i", "x_bar += g * i"),
+        ("np.zeros_like(x)", "np.full_like(w, g)", "x_bar += np.full_like(w, g)"),  # not x's
+        ("np.zeros_like(x)", "np.sum(np.full_like(x, g))", "x_bar += np.sum(np.full_like(x, g))"),
+        # a product may be a number, or an array of another shape: the full array stays
+        ("g * w", "np.full_like(x, g)", "x_bar += np.full_like(x, g)"),
+    ],
+)
+def test_a_fill_added_into_its_arrays_adjoint_is_its_value(start, added, expected):
+    source = f"x_bar = {start}\nx_bar = x_bar + {added}\nreturn x_bar"
+    text = _in_place(source, {"x_bar": "x", "w_bar": "w"})
+    assert expected in text, text
+
+
+def columns(X):
+    s = np.sum(X)
+    for j in range(X.shape[1]):
+        s = s + np.sum(np.sin(X[:, j]))
+    return s
+
+
+def test_a_sum_beside_a_loop_adds_its_number():
+    g = srcgrad.grad(columns)
+    X = RNG.standard_normal((3, 4))
+    g(X)
+    text = ast.unparse(_function(g.source, "grad_columns"))
+    assert "X_bar += 1.0" in text and "full_like" not in text, text
+    second_order_agrees(columns, autograd_twin(columns), (X,), (0,))

@@ -250,6 +250,7 @@ def _optimize(
         floats,
         builder.in_place,
         complex_names,
+        builder.primal_of,
     )
     if builder.profile == "numba":  # (numba has no item or slice of a range; fusion)
         func = fuse(numba_ranges(func, builder), facts, builder)

@@ -35,7 +35,8 @@ them to a fixed point:
   primal reads like the user's code again: ``t1 = x @ w; t2 = np.exp(-t1)``
   becomes ``t2 = np.exp(-(x @ w))``;
 - :func:`accumulate_in_place` (after the loop, once): ``v = v + e`` is ``v += e`` (and
-  ``v - e`` is ``v -= e``) where no one else can see ``v``'s array;
+  ``v - e`` is ``v -= e``) where no one else can see ``v``'s array (and ``x_bar +=
+  np.full_like(x, g)`` is ``x_bar += g``);
 - :func:`reuse_dead_buffers` (last, once): ``v = t * a`` is ``t *= a`` with ``t`` named
   ``v``, where ``t``'s array is one no one else sees, read last there, and ``a`` provably
   neither broadcasts into it nor widens its dtype.
@@ -120,6 +121,7 @@ def optimize(
     floats: frozenset[str] = frozenset(),
     in_place: bool = True,
     complex_names: frozenset[str] = frozenset(),
+    primal_of: dict[str, str] | None = None,
 ) -> ast.FunctionDef:
     """Run every pass until none changes anything, then inline ``temporaries``.
 
@@ -128,12 +130,15 @@ def optimize(
     ``floats``: the parameters whose arguments are floats; ``in_place``: whether the
     passes that write into arrays in place run (:data:`IN_PLACE`; numpy's arrays only: a
     numpy array cannot take a dask array's values in place); ``complex_names``: names that
-    may hold complex values, never written into in place.
+    may hold complex values, never written into in place; ``primal_of``: each tangent's
+    and adjoint's primal.
     """
     _local.memo = {}
     _local.settled = {}  # statements a pass leaves as they are, by id (see dataflow.settle)
     try:
-        return _optimize(func, temporaries, keep, helpers, xp, floats, in_place, complex_names)
+        return _optimize(
+            func, temporaries, keep, helpers, xp, floats, in_place, complex_names, primal_of or {}
+        )
     finally:
         _local.memo = None
         _local.settled = None
@@ -148,6 +153,7 @@ def _optimize(
     floats: frozenset[str],
     in_place: bool,
     complex_names: frozenset[str],
+    primal_of: dict[str, str],
 ) -> ast.FunctionDef:
     arguments = frozenset(a.arg for a in func.args.args)
     ctx = Context(
@@ -158,6 +164,7 @@ def _optimize(
         helpers=helpers,
         floats=frozenset(floats) & arguments,
         complex_names=frozenset(complex_names),
+        primal_of=primal_of,
     )
     body = list(func.body)
     # a pass that changed nothing is not run again until another pass changes something

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -49,6 +49,9 @@ class Context:
     #: names that may hold complex values (never written into in place: a complex
     #: array changed in place is not differentiated again)
     complex_names: frozenset[str] = frozenset()
+    #: each tangent's or adjoint's primal (``x_bar`` -> ``x``): where its every value is
+    #: an array, it has the primal's shape
+    primal_of: Mapping[str, str] = field(default_factory=dict)
 
 
 #: while :func:`optimize` runs, in ``_local.memo``: each simple statement's reads and

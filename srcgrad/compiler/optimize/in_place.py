@@ -22,7 +22,9 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
     index_adjoint(g, x, i)`` is ``v[i] += g``,
     where no one else can see ``v``'s array: every value ``v`` is given is a new array
     (zeros, an index adjoint, the result of arithmetic), and ``v`` is read only by such
-    accumulations, into new values (``t = v * 0.1``), and by ``return``.
+    accumulations, into new values (``t = v * 0.1``), and by ``return``. Where every
+    value of ``v`` is an array, of its primal's shape (``ctx.primal_of``: ``x_bar`` of
+    ``x``), ``v += np.full_like(x, g)`` is ``v += g`` (the addition broadcasts ``g``).
 
     Before::
 
@@ -64,6 +66,8 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
     if not candidates:
         return body, False
     rewriter = _InPlace(candidates, indexable, index_adjoint)
+    rewriter.fills = {v: p for v, p in ctx.primal_of.items() if v in indexable}
+    rewriter.xp = ctx.xp
     body = rewriter.rewrite(body)
     return body, rewriter.changed
 
@@ -201,6 +205,9 @@ class _InPlace:
         self.candidates, self.indexable = candidates, indexable
         self.index_adjoint = index_adjoint
         self.changed = False
+        #: accumulators whose every value is an array of their primal's shape, with it
+        self.fills: dict[str, str] = {}
+        self.xp: str | None = None
 
     def rewrite(self, block: list[ast.stmt]) -> list[ast.stmt]:
         out = []
@@ -230,7 +237,39 @@ class _InPlace:
             e = call.args[0]
         else:
             where = ast.Name(id=v, ctx=ast.Store())
+            if v in self.fills:
+                e = _unfilled(e, self.fills[v], self.xp)
         return ast.copy_location(ast.AugAssign(target=where, op=type(op)(), value=e), s)
+
+
+def _unfilled(e: ast.expr, primal: str, xp: str | None) -> ast.expr:
+    """``g`` for ``np.full_like(x, g)`` added into an array of ``x``'s shape, also as an
+    operand of an elementwise operator (``np.full_like(x, g) * i`` is ``g * i``): adding
+    ``g`` broadcasts it as the full array did, without making it."""
+    if _fill_of(e, primal, xp) is not None:
+        return _fill_of(e, primal, xp)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        left, right = _fill_of(e.left, primal, xp), _fill_of(e.right, primal, xp)
+        if left is not None or right is not None:
+            return ast.BinOp(left=left or e.left, op=e.op, right=right or e.right)
+    return e
+
+
+def _fill_of(e: ast.expr, primal: str, xp: str | None) -> ast.expr | None:
+    """``g`` where ``e`` is ``np.full_like(primal, g)``."""
+    if (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Attribute)
+        and e.func.attr == "full_like"
+        and isinstance(e.func.value, ast.Name)
+        and e.func.value.id == xp
+        and len(e.args) == 2
+        and not e.keywords
+        and isinstance(e.args[0], ast.Name)
+        and e.args[0].id == primal
+    ):
+        return e.args[1]
+    return None
 
 
 def as_index(value: ast.expr) -> ast.expr:
