@@ -307,10 +307,15 @@ def nested_update_before_break(X, t):
 
 
 def test_a_guard_flag_is_restored_to_true_not_recorded():
+    """The guard's test ``t = not broke`` is the flag itself: the loop keeps its
+    ``break`` (``broke = True; break``), the adjoint tests ``not broke`` and restores
+    ``broke = False`` after each reversed trip, and neither is recorded."""
     g = srcgrad.grad(break_between_updates)
     g(X, 1.5)
-    adjoint = g.source.split("for _ in range(trips)")[1]
-    assert re.search(r"^ +t\d+ = True$", adjoint, re.M)
+    primal, adjoint = g.source.split("for _ in range(trips)")
+    assert re.search(r"^ +broke = True\n +break$", primal, re.M), primal
+    assert re.search(r"^ +broke = False$", adjoint, re.M) and "if not broke:" in adjoint
+    assert "not broke" not in primal and not re.search(r"\bt\d+\b", primal + adjoint)
     assert adjoint.count(".pop()") == 2  # (s's two values a trip)
 
 

@@ -27,9 +27,10 @@ them to a fixed point:
   nowhere else;
 - :func:`drop_fresh_copies` (after the loop, once): ``v = v.copy()`` goes where ``v``
   was just given the result of arithmetic;
-- :func:`restore_breaks`, :func:`restore_while_tests` (after the loop, once): a
-  ``break`` flag nothing else reads is a ``break`` again, and ``t = e; while t: ...;
-  t = e`` is ``while e:``;
+- :func:`guards_as_flags`, :func:`restore_breaks`, :func:`restore_while_tests` (after
+  the loop, once): a break guard's test the adjoint restores (``t = not broke``) is the
+  flag itself; a ``break`` flag is a ``break`` again (the flag stays where the adjoint
+  reads it), and ``t = e; while t: ...; t = e`` is ``while e:``;
 - :func:`inline_temporaries` (after the loop, once): a temporary read once is written
   into the expression that reads it, where the line stays short, so the
   primal reads like the user's code again: ``t1 = x @ w; t2 = np.exp(-t1)``
@@ -71,7 +72,7 @@ from .folding import simplify
 from .fresh_copies import drop_fresh_copies
 from .in_place import accumulate_in_place
 from .inlining import LINE_LIMIT, inline_temporaries
-from .loop_exits import restore_breaks, restore_while_tests
+from .loop_exits import guards_as_flags, restore_breaks, restore_while_tests
 from .negated_start import subtract_negated_start
 from .read_only_copies import drop_read_only_copies
 from .repeated_terms import double_repeated_terms
@@ -93,6 +94,7 @@ __all__ = [
     "drop_self_assignments",
     "eliminate_dead_code",
     "fold_first_accumulation",
+    "guards_as_flags",
     "inline_temporaries",
     "own_reads",
     "own_writes",
@@ -207,6 +209,7 @@ FIXED_POINT = (
 #: then each once, in order (inlining makes more of the others' patterns)
 AFTER = (
     inline_temporaries,
+    guards_as_flags,
     restore_breaks,
     restore_while_tests,
     simplify,
