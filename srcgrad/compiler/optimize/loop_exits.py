@@ -66,9 +66,12 @@ def _flag_for_guard(body: list[ast.stmt], k: int) -> bool:
     if any(isinstance(n, (ast.Break, ast.Continue)) for s in inner[:m] for n in nodes(s)):
         return False  # (the test might not run on every trip)
     t = target(inner[m])
+    if t in _names(inner[:m]):
+        return False  # (read before it is given this trip's value)
     guard = inner[m + 1] if _tests(inner[m + 1], t) else None
     r = next((r for r in range(k + 1, len(body)) if t in _names(body[r])), None)
-    if r is None or not _once_per_trip(body[r], _counted(body, k)):
+    trips = _counted(body, k)
+    if r is None or not _once_per_trip(body[r], trips) or trips in _writes_of(body[k + 1 : r]):
         return False
     starts = [s for s in body[:k] if _sets_to(s, t, None)]
     after = [n for s in body[r + 1 :] for n in nodes(s)]
@@ -214,6 +217,11 @@ def _names(stmts: ast.AST | list[ast.stmt]) -> list[str]:
     """The names used in ``stmts`` (each use once)."""
     found = stmts if isinstance(stmts, list) else [stmts]
     return _names_of([n for s in found for n in nodes(s)])
+
+
+def _writes_of(stmts: list[ast.stmt]) -> set[str]:
+    """The names ``stmts`` give values."""
+    return {w for s in stmts for w in writes(s)}
 
 
 def _names_of(found: list[ast.AST]) -> list[str]:
