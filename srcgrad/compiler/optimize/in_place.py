@@ -65,9 +65,8 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
     )
     if not candidates:
         return body, False
-    rewriter = _InPlace(candidates, indexable, index_adjoint)
-    rewriter.fills = {v: p for v, p in ctx.primal_of.items() if v in indexable}
-    rewriter.xp = ctx.xp
+    fills = {v: p for v, p in ctx.primal_of.items() if v in indexable}
+    rewriter = _InPlace(candidates, indexable, index_adjoint, fills, ctx.xp)
     body = rewriter.rewrite(body)
     return body, rewriter.changed
 
@@ -201,13 +200,19 @@ class _InPlace:
     """Rewrites the accumulations into ``candidates`` as augmented assignments, through
     nested blocks; ``changed`` says whether it made one."""
 
-    def __init__(self, candidates: set[str], indexable: set[str], index_adjoint: str | None):
+    def __init__(
+        self,
+        candidates: set[str],
+        indexable: set[str],
+        index_adjoint: str | None,
+        fills: dict[str, str],
+        xp: str | None,
+    ):
         self.candidates, self.indexable = candidates, indexable
         self.index_adjoint = index_adjoint
-        self.changed = False
         #: accumulators whose every value is an array of their primal's shape, with it
-        self.fills: dict[str, str] = {}
-        self.xp: str | None = None
+        self.fills, self.xp = fills, xp
+        self.changed = False
 
     def rewrite(self, block: list[ast.stmt]) -> list[ast.stmt]:
         out = []
@@ -246,8 +251,9 @@ def _unfilled(e: ast.expr, primal: str, xp: str | None) -> ast.expr:
     """``g`` for ``np.full_like(x, g)`` added into an array of ``x``'s shape, also as an
     operand of an elementwise operator (``np.full_like(x, g) * i`` is ``g * i``): adding
     ``g`` broadcasts it as the full array did, without making it."""
-    if _fill_of(e, primal, xp) is not None:
-        return _fill_of(e, primal, xp)
+    fill = _fill_of(e, primal, xp)
+    if fill is not None:
+        return fill
     if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
         left, right = _fill_of(e.left, primal, xp), _fill_of(e.right, primal, xp)
         if left is not None or right is not None:

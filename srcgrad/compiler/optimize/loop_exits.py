@@ -61,7 +61,8 @@ def _flag_for_guard(body: list[ast.stmt], k: int) -> bool:
     exits = [s for s in inner if _exit_flag(s) is not None]
     broke = _exit_flag(exits[0]) if len(exits) == 1 else None
     m = next((m for m, s in enumerate(inner) if _negation_of(s, broke)), None)
-    if broke is None or m is None or not _counted(body, k):
+    trips = _counted(body, k)
+    if broke is None or m is None or trips is None:
         return False
     if any(isinstance(n, (ast.Break, ast.Continue)) for s in inner[:m] for n in nodes(s)):
         return False  # (the test might not run on every trip)
@@ -70,7 +71,6 @@ def _flag_for_guard(body: list[ast.stmt], k: int) -> bool:
         return False  # (read before it is given this trip's value)
     guard = inner[m + 1] if _tests(inner[m + 1], t) else None
     r = next((r for r in range(k + 1, len(body)) if t in _names(body[r])), None)
-    trips = _counted(body, k)
     if r is None or not _once_per_trip(body[r], trips) or trips in _writes_of(body[k + 1 : r]):
         return False
     starts = [s for s in body[:k] if _sets_to(s, t, None)]
@@ -127,9 +127,9 @@ def _counted(body: list[ast.stmt], k: int) -> str | None:
     return c
 
 
-def _once_per_trip(loop: ast.stmt, trips: str | None) -> bool:
+def _once_per_trip(loop: ast.stmt, trips: str) -> bool:
     """Whether ``loop`` is ``for _ in range(trips)`` or ``for _ in reversed(r[:trips])``."""
-    if not isinstance(loop, ast.For) or trips is None or not isinstance(loop.iter, ast.Call):
+    if not isinstance(loop, ast.For) or not isinstance(loop.iter, ast.Call):
         return False
     call = loop.iter
     if not (isinstance(call.func, ast.Name) and len(call.args) == 1 and not call.keywords):
