@@ -169,6 +169,39 @@ def test_a_zero_of_a_kind_not_known_is_not_written_into():
     assert "x_dot = x_dot + a * 0.1" in text, text
 
 
+def cast_on_one_path(x, y, n):
+    c = np.sin(y)
+    if n > 2:
+        return np.sum(c * x)
+    if np.mean(c) < 1.0 or n < 0:
+        y = np.asarray(y * y, dtype=int)
+    return np.mean(x / (1.0 + y * y))
+
+
+@pytest.mark.parametrize("n", [1, 3])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_zero_made_like_an_integer_cast_is_not_written_into(n, mode):
+    """``y_bar = np.zeros_like(y)`` where a cast gives ``y`` integers on one path is an
+    integer array there: ``y_bar += t_bar * y`` raised (found by the thorough random
+    programs). The adjoint of the integer ``y`` is dropped at the cast; of the float one,
+    kept."""
+    x, y = np.array([0.5, -1.5]), np.array([1.8, -1.2])
+    g = srcgrad.grad(cast_on_one_path, wrt=(0, 1), mode=mode)
+    gx, gy = g(x, y, n)
+    if n > 2:
+        want_x, want_y = np.sin(y), np.cos(y) * x
+    else:
+        want_x, want_y = 1.0 / (2 * (1.0 + np.trunc(y * y) ** 2)), np.zeros(2)
+    np.testing.assert_allclose(gx, want_x, rtol=1e-12)
+    np.testing.assert_allclose(gy, want_y, rtol=1e-12)
+    if mode == "reverse":
+        assert "y_bar += " not in g.source, g.source
+    for k in (0, 1):
+        h = srcgrad.hessian(cast_on_one_path, wrt=k)(x, y, n)
+        want = np.diag(-np.sin(y) * x) if n > 2 and k == 1 else np.zeros((2, 2))
+        np.testing.assert_allclose(h, want, atol=1e-12)
+
+
 # -- np.full_like(x, g) added into x's adjoint: g, broadcast by the addition ------------------
 @pytest.mark.parametrize(
     "start, added, expected",

@@ -238,9 +238,10 @@ def _optimize(
     }
     user_names = {n for n in facts.definitions if n not in norm.temps}
     floats = frozenset(facts.floats)
-    complex_names = frozenset(facts.complex) | {
-        n for n, v in builder.primal_of.items() if v in facts.complex
-    }
+    # (a complex array changed in place is not differentiated again; an integer zero
+    # made like a name that a cast gives integers on some path takes no float in place)
+    kept = set(facts.complex) | facts.maybe_integer
+    not_in_place = frozenset(kept) | {n for n, v in builder.primal_of.items() if v in kept}
     func = optimize(
         func,
         temporaries,
@@ -249,7 +250,7 @@ def _optimize(
         builder.xp,
         floats,
         builder.in_place,
-        complex_names,
+        not_in_place,
         builder.primal_of,
     )
     if builder.profile == "numba":  # (numba has no item or slice of a range; fusion)

@@ -128,6 +128,19 @@ def float_kinds(facts: Any, env: dict[str, Any], floats: set[str]) -> dict[str, 
     return {n: (k if k is not None else UNKNOWN) for n, k in kinds.items()}
 
 
+def integer_definitions(facts: Any, env: dict[str, Any], kinds: dict[str, str]) -> set[str]:
+    """The names some definition of which gives integers or bools (``kinds``: the
+    fixed point of :func:`float_kinds`). ``y = np.asarray(y, dtype=int)`` on one path
+    makes ``y`` such a name: its joined kind is UNKNOWN, like that of a name no one can
+    tell, but a zero made like it (``np.zeros_like(y)``) may be an integer array, which
+    cannot take a float adjoint in place."""
+    return {
+        name
+        for name, defs in facts.definitions.items()
+        if any(_definition_kind(stmt, facts, env, kinds) == INTEGER for stmt, _ in defs)
+    }
+
+
 def atom_kind(atom: ast.expr | None, kinds: dict[str, Any], env: dict[str, Any]) -> str | None:
     """The kind of an atom: a constant's, a name's in ``kinds`` (None while not yet
     known), a free name's or a module attribute's value's; UNKNOWN for anything else."""

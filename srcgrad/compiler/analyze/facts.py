@@ -152,6 +152,18 @@ class Facts:
             self.__dict__["_proven_floats"] = cached
         return cached
 
+    @property
+    def maybe_integer(self) -> frozenset[str]:
+        """The names some definition of which gives integers or bools
+        (:func:`~.dtypes.integer_definitions`)."""
+        cached = self.__dict__.get("_maybe_integer")
+        if cached is None:
+            from .dtypes import integer_definitions
+
+            cached = frozenset(integer_definitions(self, self.env, self.dtype_kinds))
+            self.__dict__["_maybe_integer"] = cached
+        return cached
+
     def witness(self, name: str, preferred: Iterable[str]) -> str:
         """A name with provably the same shape as ``name``, from ``preferred`` if any."""
         shape = self.shapes.get(name)

@@ -122,7 +122,7 @@ def optimize(
     xp: str | None = None,
     floats: frozenset[str] = frozenset(),
     in_place: bool = True,
-    complex_names: frozenset[str] = frozenset(),
+    not_in_place: frozenset[str] = frozenset(),
     primal_of: dict[str, str] | None = None,
 ) -> ast.FunctionDef:
     """Run every pass until none changes anything, then inline ``temporaries``.
@@ -131,15 +131,15 @@ def optimize(
     the names the code calls srcgrad's runtime helpers by; ``xp``: the array module's;
     ``floats``: the parameters whose arguments are floats; ``in_place``: whether the
     passes that write into arrays in place run (:data:`IN_PLACE`; numpy's arrays only: a
-    numpy array cannot take a dask array's values in place); ``complex_names``: names that
-    may hold complex values, never written into in place; ``primal_of``: each tangent's
+    numpy array cannot take a dask array's values in place); ``not_in_place``: names never
+    written into in place (they may hold complex values, or integers); ``primal_of``: each tangent's
     and adjoint's primal.
     """
     _local.memo = {}
     _local.settled = {}  # statements a pass leaves as they are, by id (see dataflow.settle)
     try:
         return _optimize(
-            func, temporaries, keep, helpers, xp, floats, in_place, complex_names, primal_of or {}
+            func, temporaries, keep, helpers, xp, floats, in_place, not_in_place, primal_of or {}
         )
     finally:
         _local.memo = None
@@ -154,7 +154,7 @@ def _optimize(
     xp: str | None,
     floats: frozenset[str],
     in_place: bool,
-    complex_names: frozenset[str],
+    not_in_place: frozenset[str],
     primal_of: dict[str, str],
 ) -> ast.FunctionDef:
     arguments = frozenset(a.arg for a in func.args.args)
@@ -165,7 +165,7 @@ def _optimize(
         temporaries=frozenset(temporaries),
         helpers=helpers,
         floats=frozenset(floats) & arguments,
-        complex_names=frozenset(complex_names),
+        not_in_place=frozenset(not_in_place),
         primal_of=primal_of,
     )
     body = list(func.body)

@@ -46,9 +46,10 @@ class Context:
     helpers: Mapping[str, str] | None = None
     #: the parameters whose arguments are floats (numbers or float arrays)
     floats: frozenset[str] = frozenset()
-    #: names that may hold complex values (never written into in place: a complex
-    #: array changed in place is not differentiated again)
-    complex_names: frozenset[str] = frozenset()
+    #: names never written into in place: those that may hold complex values (a complex
+    #: array changed in place is not differentiated again) or integers (a zero made like
+    #: one is an integer array, which takes no float in place), and their adjoints
+    not_in_place: frozenset[str] = frozenset()
     #: each tangent's or adjoint's primal (``x_bar`` -> ``x``): where its every value is
     #: an array, it has the primal's shape
     primal_of: Mapping[str, str] = field(default_factory=dict)

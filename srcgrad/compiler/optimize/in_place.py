@@ -61,7 +61,7 @@ def accumulate_in_place(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.st
     unknown_zeros = {helpers.get(h) for h in ("zero_adjoint", "zeros_seq")} - {None}
     known = {ctx.xp, *helpers.values()} - {None}
     candidates, indexable = _private_accumulators(
-        body, ctx.params | ctx.complex_names, fresh_calls, unknown_zeros, known
+        body, ctx.params | ctx.not_in_place, fresh_calls, unknown_zeros, known
     )
     if not candidates:
         return body, False

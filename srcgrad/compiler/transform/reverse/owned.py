@@ -134,7 +134,10 @@ def _read_only_items(
             and x.id not in facts.maybe_sequences
             and (facts.shape(x).rank or 0) >= 1  # (an array: its adjoint is one too)
             and x.id not in facts.complex  # (a complex array changed in place is not
-        ):  # differentiated again: its Hessian would be refused)
+            # differentiated again: its Hessian would be refused; an integer one takes
+            # no float adjoint)
+            and x.id not in facts.maybe_integer
+        ):
             owner = next((loop for loop in loops if not _changes(loop, x.id, facts)), None)
             if owner is not None:
                 found[id(stmt)] = id(owner)
