@@ -113,11 +113,14 @@ def extremum_jvp(dx, x, ans, axis=None, keepdims=False):
 
 
 def zero_adjoint(x):
-    """A zero adjoint (or tangent) for ``x``, or None where ``x`` was never given a value."""
+    """A zero adjoint (or tangent) for ``x``, or None where ``x`` was never given a value;
+    floats for a bool (``y = y > 0.5`` on one path: numpy has no ``-`` of bools)."""
     if x is None:
         return None
     if isinstance(x, (list, tuple, dict)):
         return zeros_seq(x)
+    if isinstance(x, bool) or getattr(getattr(x, "dtype", None), "kind", None) == "b":
+        return np.zeros_like(x, dtype=float)
     return np.zeros_like(x)
 
 

@@ -169,6 +169,10 @@ def test_a_zero_of_a_kind_not_known_is_not_written_into():
     assert "x_dot = x_dot + a * 0.1" in text, text
 
 
+def _as_ints(v):
+    return np.asarray(v * 2.0, dtype=int)
+
+
 def cast_on_one_path(x, y, n):
     c = np.sin(y)
     if n > 2:
@@ -178,26 +182,65 @@ def cast_on_one_path(x, y, n):
     return np.mean(x / (1.0 + y * y))
 
 
+def astype_on_one_path(x, y, n):
+    c = np.sin(y)
+    if n > 2:
+        return np.sum(c * x)
+    if np.mean(c) < 1.0 or n < 0:
+        y = np.round(y * y).astype(np.int64)
+    return np.mean(x / (1.0 + y * y))
+
+
+def helper_cast_on_one_path(x, y, n):
+    c = np.sin(y)
+    if n > 2:
+        return np.sum(c * x)
+    if np.mean(c) < 1.0 or n < 0:
+        y = _as_ints(y)
+    return np.mean(x / (1.0 + y * y))
+
+
+def mask_on_one_path(x, y, n):
+    c = np.sin(y)
+    if n > 2:
+        return np.sum(c * x)
+    if np.mean(c) < 1.0 or n < 0:
+        y = y > 0.5
+    return np.mean(x / (1.0 + y * y))
+
+
+@pytest.mark.parametrize(
+    "f, made",
+    [
+        pytest.param(f, made, id=f.__name__)
+        for f, made in [
+            (cast_on_one_path, lambda y: np.trunc(y * y)),
+            (astype_on_one_path, lambda y: np.round(y * y)),
+            (helper_cast_on_one_path, lambda y: np.trunc(y * 2.0)),
+            (mask_on_one_path, lambda y: (y > 0.5).astype(float)),
+        ]
+    ],
+)
 @pytest.mark.parametrize("n", [1, 3])
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
-def test_a_zero_made_like_an_integer_cast_is_not_written_into(n, mode):
+def test_a_zero_made_like_an_integer_cast_is_not_written_into(f, made, n, mode):
     """``y_bar = np.zeros_like(y)`` where a cast gives ``y`` integers on one path is an
     integer array there: ``y_bar += t_bar * y`` raised (found by the thorough random
-    programs). The adjoint of the integer ``y`` is dropped at the cast; of the float one,
-    kept."""
+    programs); a bool ``y``'s zero tangent was a bool array, which ``-`` refuses. The
+    derivative through the integer ``y`` is zero; through the float one, kept."""
     x, y = np.array([0.5, -1.5]), np.array([1.8, -1.2])
-    g = srcgrad.grad(cast_on_one_path, wrt=(0, 1), mode=mode)
+    g = srcgrad.grad(f, wrt=(0, 1), mode=mode)
     gx, gy = g(x, y, n)
     if n > 2:
         want_x, want_y = np.sin(y), np.cos(y) * x
     else:
-        want_x, want_y = 1.0 / (2 * (1.0 + np.trunc(y * y) ** 2)), np.zeros(2)
+        want_x, want_y = 1.0 / (2 * (1.0 + made(y) ** 2)), np.zeros(2)
     np.testing.assert_allclose(gx, want_x, rtol=1e-12)
     np.testing.assert_allclose(gy, want_y, rtol=1e-12)
     if mode == "reverse":
         assert "y_bar += " not in g.source, g.source
     for k in (0, 1):
-        h = srcgrad.hessian(cast_on_one_path, wrt=k)(x, y, n)
+        h = srcgrad.hessian(f, wrt=k)(x, y, n)
         want = np.diag(-np.sin(y) * x) if n > 2 and k == 1 else np.zeros((2, 2))
         np.testing.assert_allclose(h, want, atol=1e-12)
 
