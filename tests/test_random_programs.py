@@ -3,7 +3,8 @@
 A hypothesis strategy (:func:`programs`) writes the source of a random numpy
 function from the constructs srcgrad supports: straight-line arithmetic
 (``+ - * /``, unary ``-``, ``**`` with small constant exponents), casts to float
-and integer dtypes (``np.asarray(v, dtype=int)``, piecewise constant), smooth numpy
+and integer dtypes (``np.asarray(v, dtype=int)``, piecewise constant), masks
+(``v * (w > 0.0)``, as in a ReLU), smooth numpy
 functions on safe domains, ``np.sum``/``np.mean`` with and without ``axis``,
 ``@`` between compatible shapes, ``if``/``elif``/``else`` on data-dependent
 conditions (``and``/``or``/``not``, chained comparisons), conditional
@@ -237,10 +238,17 @@ class Gen:
 
     def unary(self, kind: str, depth: int) -> tuple[str, float]:
         a, b = self.expr(kind, depth - 1)
-        how = self.choice(["neg", "sin", "cos", "tanh", "exp", "log", "sqrt", "float", "int"])
+        how = self.choice(
+            ["neg", "sin", "cos", "tanh", "exp", "log", "sqrt", "float", "int", "gate"]
+        )
         self.feature(how)
         if how == "neg":
             return f"(-{a})", b
+        if how == "gate":  # a ReLU-like mask, x * (x > 0): piecewise (the twin sees its jumps)
+            lower = [k for k in self.kinds if _ORDER[k] <= _ORDER[kind]]
+            g, _ = self.expr(self.choice(lower), depth - 1)
+            c = self.choice(["0.0", "0.25", "-0.5"])
+            return f"({a} * ({g} > {c}))", b
         if how == "float":  # a cast to a float dtype: the identity
             # (of a bare name, or a choice of values that may be one, a copy: np.asarray
             # would alias it, and locals never alias)
