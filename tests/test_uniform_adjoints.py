@@ -173,61 +173,52 @@ def _as_ints(v):
     return np.asarray(v * 2.0, dtype=int)
 
 
-def cast_on_one_path(x, y, n):
+CAST_ON_ONE_PATH = """
+import numpy as np
+
+
+def f(x, y, n):
     c = np.sin(y)
     if n > 2:
         return np.sum(c * x)
     if np.mean(c) < 1.0 or n < 0:
-        y = np.asarray(y * y, dtype=int)
+        y = {cast}
     return np.mean(x / (1.0 + y * y))
+"""
 
 
-def astype_on_one_path(x, y, n):
-    c = np.sin(y)
-    if n > 2:
-        return np.sum(c * x)
-    if np.mean(c) < 1.0 or n < 0:
-        y = np.round(y * y).astype(np.int64)
-    return np.mean(x / (1.0 + y * y))
+def _cast_on_one_path(cast: str, directory: Path):
+    """``f`` of CAST_ON_ONE_PATH with ``cast``, from a file (srcgrad reads the source)."""
+    import importlib.util
 
-
-def helper_cast_on_one_path(x, y, n):
-    c = np.sin(y)
-    if n > 2:
-        return np.sum(c * x)
-    if np.mean(c) < 1.0 or n < 0:
-        y = _as_ints(y)
-    return np.mean(x / (1.0 + y * y))
-
-
-def mask_on_one_path(x, y, n):
-    c = np.sin(y)
-    if n > 2:
-        return np.sum(c * x)
-    if np.mean(c) < 1.0 or n < 0:
-        y = y > 0.5
-    return np.mean(x / (1.0 + y * y))
+    name = "cast_on_one_path"
+    path = directory / f"{name}.py"
+    path.write_text(CAST_ON_ONE_PATH.format(cast=cast))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    module._as_ints = _as_ints
+    spec.loader.exec_module(module)
+    return module.f
 
 
 @pytest.mark.parametrize(
-    "f, made",
+    "cast, made",
     [
-        pytest.param(f, made, id=f.__name__)
-        for f, made in [
-            (cast_on_one_path, lambda y: np.trunc(y * y)),
-            (astype_on_one_path, lambda y: np.round(y * y)),
-            (helper_cast_on_one_path, lambda y: np.trunc(y * 2.0)),
-            (mask_on_one_path, lambda y: (y > 0.5).astype(float)),
-        ]
+        ("np.asarray(y * y, dtype=int)", lambda y: np.trunc(y * y)),
+        ("np.round(y * y).astype(np.int64)", lambda y: np.round(y * y)),
+        ("_as_ints(y)", lambda y: np.trunc(y * 2.0)),  # a helper's integers
+        ("y > 0.5", lambda y: (y > 0.5).astype(float)),  # a mask
     ],
+    ids=["asarray", "astype", "helper", "mask"],
 )
 @pytest.mark.parametrize("n", [1, 3])
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
-def test_a_zero_made_like_an_integer_cast_is_not_written_into(f, made, n, mode):
+def test_a_zero_made_like_an_integer_cast_is_not_written_into(cast, made, n, mode, tmp_path):
     """``y_bar = np.zeros_like(y)`` where a cast gives ``y`` integers on one path is an
     integer array there: ``y_bar += t_bar * y`` raised (found by the thorough random
     programs); a bool ``y``'s zero tangent was a bool array, which ``-`` refuses. The
     derivative through the integer ``y`` is zero; through the float one, kept."""
+    f = _cast_on_one_path(cast, tmp_path)
     x, y = np.array([0.5, -1.5]), np.array([1.8, -1.2])
     g = srcgrad.grad(f, wrt=(0, 1), mode=mode)
     gx, gy = g(x, y, n)
