@@ -1103,6 +1103,13 @@ def filtered_list(x):
     return sum(kept) + 0.0
 
 
+
+def parameter_returned_after_loop(x, s):
+    for i in range(2):  # noqa: B007
+        if np.sum(x) <= 0.5:
+            s = -s / (1.0 + x * x)
+    return s
+
 class Case(NamedTuple):
     func: Callable[..., Any]
     points: list[tuple]  # argument tuples: each exercises a branch or trip count
@@ -1308,4 +1315,5 @@ CASES: list[Case] = [
     Case(list_stacked, [(np.array([0.3, -0.5, 1.2]),)]),
     Case(nested_lists_to_array, [(np.array([0.3, -0.5, 1.2]),)]),
     Case(filtered_list, [(np.array([0.3, -0.5, 1.2]),), (np.array([-0.3, -0.5]),)]),
+    Case(parameter_returned_after_loop, [(-0.78, 0.41), (0.9, 0.41)], (0, 1)),
 ]

@@ -274,6 +274,24 @@ def test_bug_value_and_grad_returns_restored_output():
     assert srcgrad.value_and_grad(_bug_value_restored)(2.0) == (8.0, 12.0)  # gives (2.0, 12.0)
 
 
+def _bug_parameter_value_restored(x, s):
+    for i in range(2):  # noqa: B007
+        s = -s / (1.0 + x * x)
+    return s
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_bug_value_and_grad_returns_the_parameter_given_in_a_loop(mode):
+    """A parameter given new values in a loop and returned: the adjoint pops it back to
+    the caller's argument, and value_and_grad returned that (found by the thorough random
+    programs; the fix above kept the value only for names given two values in the code)."""
+    value, grads = srcgrad.value_and_grad(_bug_parameter_value_restored, wrt=(0, 1), mode=mode)(
+        0.5, 2.0
+    )
+    assert value == _bug_parameter_value_restored(0.5, 2.0) == 1.28  # gave 2.0
+    np.testing.assert_allclose(grads, (-2 * 2.0 * 2 * 0.5 / 1.25**3, 1 / 1.25**2), rtol=1e-12)
+
+
 def _bug_loop_index(x):
     s = 0.0
     for i in range(3):  # noqa: B007

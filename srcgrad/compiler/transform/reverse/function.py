@@ -37,6 +37,7 @@ class DerivativeFunction:
         unbound = self._presets(body)
         body.extend(primal)
         out = self._value_checks(kind, out, seed_name, body)
+        after_primal = len(body)
         top = norm.tree.body
         for v in self.wrt + sorted(self.active - set(self.wrt)):
             if self.plan.home.get(v) == id(top) and v != getattr(facts.returned, "id", None):
@@ -44,6 +45,12 @@ class DerivativeFunction:
         if kind in ("grad", "value_and_grad") and out_active:
             body.append(assign(seed_name, ast.Constant(1.0)))
         adjoint, _ = self._adjoint(self.core, top, 0)
+        if kind == "value_and_grad" and _restores(adjoint, out):
+            # (a parameter given a new value in a loop, `s = -s / d`, is popped back to
+            # the caller's argument by the adjoint: its value is kept before that)
+            value = builder.namer.fresh(f"{out.id}_value")
+            body.insert(after_primal, assign(value, name(out.id)))
+            out = name(value)
         if kind == "split":  # (what the record need not hold)
             adjoint = recomputed(adjoint, norm, facts)
         body.extend(adjoint)
@@ -194,3 +201,14 @@ class DerivativeFunction:
         if kind == "value_and_grad":
             result = ast.Tuple(elts=[value, result], ctx=ast.Load())
         return result
+
+
+def _restores(adjoint: list[ast.stmt], out: ast.expr) -> bool:
+    """Whether the adjoint sweep gives the returned name ``out`` a value (restores it)."""
+    if not isinstance(out, ast.Name):
+        return False
+    return any(
+        isinstance(node, ast.Name) and node.id == out.id and isinstance(node.ctx, ast.Store)
+        for stmt in adjoint
+        for node in ast.walk(stmt)
+    )
