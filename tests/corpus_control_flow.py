@@ -1103,12 +1103,12 @@ def filtered_list(x):
     return sum(kept) + 0.0
 
 
-
 def parameter_returned_after_loop(x, s):
     for i in range(2):  # noqa: B007
         if np.sum(x) <= 0.5:
             s = -s / (1.0 + x * x)
     return s
+
 
 class Case(NamedTuple):
     func: Callable[..., Any]
