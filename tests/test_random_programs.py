@@ -629,6 +629,10 @@ class Gen:
             return self.assigned("full", 2)
         if self.result == "pair":
             return f"{self.assigned('full', 2)}, {self.assigned('scalar', 1)}"
+        scalars = self.of_kind("scalar")
+        if scalars and self.choice(range(5)) == 4:  # a variable as it is (a parameter given new
+            self.feature("bare return")  # values in a loop: its value, not the argument)
+            return self.choice(scalars).name
         if self.boolean(0.7):
             kind = self.choice(self.kinds)
             how = self.choice(["sum", "mean"])
