@@ -268,3 +268,26 @@ def test_a_sum_beside_a_loop_adds_its_number():
     text = ast.unparse(_function(g.source, "grad_columns"))
     assert "X_bar += 1.0" in text and "full_like" not in text, text
     second_order_agrees(columns, autograd_twin(columns), (X,), (0,))
+
+
+# -- a float constant times a mask is not the mask -------------------------------------------
+def masks_scaled(x, y):
+    b = np.tanh(np.sum(y))
+    m = x > 0.25
+    s = np.sum(np.sin(-1.0 * (b > 0.25)) * x) + np.sum(np.sin(1.0 * m) * x)
+    return s + np.sum(-1.0 * m * x)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_float_constant_times_a_mask_stays(mode):
+    """``-1.0 * (b > 0.25)`` was folded to ``-(b > 0.25)``, which numpy refuses for bools
+    (found by the thorough random programs, which draw masks); ``1.0 * m`` to ``m``, whose
+    sine is a float16."""
+    x, y = np.array([0.1, 0.5, 0.9]), np.array([0.3, 0.4, 0.2])
+    value, (gx, gy) = srcgrad.value_and_grad(masks_scaled, wrt=(0, 1), mode=mode)(x, y)
+    assert value == masks_scaled(x, y)
+    np.testing.assert_allclose(gx, np.sin(-1.0) + np.sin(1.0 * (x > 0.25)) - (x > 0.25))
+    np.testing.assert_array_equal(gy, np.zeros(3))
+    np.testing.assert_array_equal(srcgrad.hessian(masks_scaled)(x, y), np.zeros((3, 3)))
+    twin = autograd_twin(masks_scaled)
+    np.testing.assert_allclose(gx, autograd.grad(twin)(x, y), rtol=1e-12)

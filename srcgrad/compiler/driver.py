@@ -229,6 +229,18 @@ def _renamed(norm: Normalized, renames: dict[str, str]) -> Normalized:
     return dataclasses.replace(norm, parsed=parsed)
 
 
+def _comparisons(facts: Facts) -> frozenset[str]:
+    """The names some definition of which is a comparison or a ``not`` (bools)."""
+    return frozenset(
+        name
+        for name, defs in facts.definitions.items()
+        if any(
+            (op := facts.ops.get(stmt)) is not None and op.key in ("compare", ast.Not)
+            for stmt, _ in defs
+        )
+    )
+
+
 def _optimize(
     func: ast.FunctionDef, norm: Normalized, facts: Facts, builder: Builder
 ) -> ast.FunctionDef:
@@ -252,6 +264,7 @@ def _optimize(
         builder.in_place,
         not_in_place,
         builder.primal_of,
+        _comparisons(facts),
     )
     if builder.profile == "numba":  # (numba has no item or slice of a range; fusion)
         func = fuse(numba_ranges(func, builder), facts, builder)

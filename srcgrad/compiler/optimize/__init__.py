@@ -124,6 +124,7 @@ def optimize(
     in_place: bool = True,
     not_in_place: frozenset[str] = frozenset(),
     primal_of: dict[str, str] | None = None,
+    bools: frozenset[str] = frozenset(),
 ) -> ast.FunctionDef:
     """Run every pass until none changes anything, then inline ``temporaries``.
 
@@ -133,13 +134,23 @@ def optimize(
     passes that write into arrays in place run (:data:`IN_PLACE`; numpy's arrays only: a
     numpy array cannot take a dask array's values in place); ``not_in_place``: names never
     written into in place (they may hold complex values, or integers); ``primal_of``: each tangent's
-    and adjoint's primal.
+    and adjoint's primal; ``bools``: names a comparison may give (``-1.0 * mask`` is
+    not ``-mask``, which numpy refuses).
     """
     _local.memo = {}
     _local.settled = {}  # statements a pass leaves as they are, by id (see dataflow.settle)
     try:
         return _optimize(
-            func, temporaries, keep, helpers, xp, floats, in_place, not_in_place, primal_of or {}
+            func,
+            temporaries,
+            keep,
+            helpers,
+            xp,
+            floats,
+            in_place,
+            not_in_place,
+            primal_of or {},
+            bools,
         )
     finally:
         _local.memo = None
@@ -156,6 +167,7 @@ def _optimize(
     in_place: bool,
     not_in_place: frozenset[str],
     primal_of: dict[str, str],
+    bools: frozenset[str],
 ) -> ast.FunctionDef:
     arguments = frozenset(a.arg for a in func.args.args)
     ctx = Context(
@@ -167,6 +179,7 @@ def _optimize(
         floats=frozenset(floats) & arguments,
         not_in_place=frozenset(not_in_place),
         primal_of=primal_of,
+        bools=frozenset(bools),
     )
     body = list(func.body)
     # a pass that changed nothing is not run again until another pass changes something

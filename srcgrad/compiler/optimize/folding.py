@@ -34,6 +34,30 @@ def _num(node: ast.expr) -> float | int | None:
     return None
 
 
+def _may_be_bool(node: ast.expr, bools: frozenset[str]) -> bool:
+    """Whether ``node``'s value may be a bool or an array of bools (``bools``: the names
+    a comparison may give). Then ``1.0 * node`` is not ``node``: ``-1.0 * mask`` is a
+    float where ``-mask`` raises, ``np.sin(1.0 * mask)`` a float64 where ``np.sin(mask)``
+    is a float16."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) is bool
+    if isinstance(node, ast.Name):
+        return node.id in bools
+    if isinstance(node, (ast.Compare, ast.BoolOp)):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.Not) or _may_be_bool(node.operand, bools)
+    if isinstance(node, ast.BinOp):  # (mask * mask is a mask; a quotient is a float)
+        return not isinstance(node.op, ast.Div) and (
+            _may_be_bool(node.left, bools) and _may_be_bool(node.right, bools)
+        )
+    if isinstance(node, ast.Subscript):
+        return _may_be_bool(node.value, bools)
+    if isinstance(node, ast.Call):  # np.asarray(mask), np.sin(mask) (a float16)
+        return any(_may_be_bool(a, bools) for a in node.args)
+    return False
+
+
 def _pow2(c: float | int) -> bool:
     """Whether ``c`` is a power of two (multiplying by it rounds nothing)."""
     return (
@@ -56,7 +80,7 @@ def _factors(node: ast.expr) -> list[tuple[type, ast.expr]]:
     return _factors(node.left) + [(op, right)]
 
 
-def _fold_factors(node: ast.BinOp) -> ast.expr | None:
+def _fold_factors(node: ast.BinOp, bools: frozenset[str] = frozenset()) -> ast.expr | None:
     """A product chain with fewer operations, or None: its powers of two merged into
     one constant (into its one other constant, if it has one: scaling by a power of two
     is exact), and the signs of negated factors moved into that constant.
@@ -98,6 +122,8 @@ def _fold_factors(node: ast.BinOp) -> ast.expr | None:
         others.insert(0, (ast.Mult, ast.Constant(1)))
     if len(others) - 1 + negate >= len(chain) - 1 + signs:
         return None
+    if all(_may_be_bool(f, bools) for _, f in others):  # (2.0 * mask / 2.0 is a float)
+        return None
     result = others[0][1]
     if negate:
         result = ast.UnaryOp(op=ast.USub(), operand=result)
@@ -109,6 +135,10 @@ def _fold_factors(node: ast.BinOp) -> ast.expr | None:
 class _Simplify(ast.NodeTransformer):
     changed = False
 
+    def __init__(self, bools: frozenset[str] = frozenset()) -> None:
+        #: names a comparison may give (:func:`_may_be_bool`)
+        self.bools = bools
+
     def done(self, node: ast.expr) -> ast.expr:
         self.changed = True
         return node
@@ -119,7 +149,11 @@ class _Simplify(ast.NodeTransformer):
             inner = node.operand
             if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.USub):
                 return self.done(inner.operand)
-            if isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Mult, ast.Div)):
+            if (
+                isinstance(inner, ast.BinOp)
+                and isinstance(inner.op, (ast.Mult, ast.Div))
+                and not _may_be_bool(inner.left, self.bools)  # (-mask raises)
+            ):
                 # -(a * b) is (-a) * b: the sign moves to the leftmost factor
                 left = self.visit(ast.UnaryOp(op=ast.USub(), operand=inner.left))
                 self.done(node)
@@ -133,7 +167,7 @@ class _Simplify(ast.NodeTransformer):
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
         self.generic_visit(node)
         if isinstance(node.op, (ast.Mult, ast.Div)):
-            folded = _fold_factors(node)
+            folded = _fold_factors(node, self.bools)
             if folded is not None:
                 return self.done(folded)
         left, right, op = node.left, node.right, node.op
@@ -149,7 +183,9 @@ class _Simplify(ast.NodeTransformer):
         if b is not None and isinstance(op, ast.Mult):
             simpler = _scaled(op, left, b)
         if simpler is None and (a is not None or b is not None):
-            simpler = _identity(op, left, right, a, b)
+            kept = right if a is not None else left  # (what the identity leaves)
+            if not _may_be_bool(kept, self.bools):  # (-1.0 * mask is a float, -mask raises)
+                simpler = _identity(op, left, right, a, b)
         if simpler is None:
             simpler = _sign_moved(op, left, right)
         return node if simpler is None else self.done(simpler)
@@ -241,7 +277,7 @@ def simplify(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     params = ctx.params
     mutated = {n for s in body for n in items_stored(s)}  # (blocks included)
     hazards = written_in_place(body, params) if mutated else set()
-    simplifier = _Simplify()
+    simplifier = _Simplify(ctx.bools)
     changed = False
     for block in blocks(body):
         for k, stmt in enumerate(block):
