@@ -291,3 +291,14 @@ def test_a_float_constant_times_a_mask_stays(mode):
     np.testing.assert_array_equal(srcgrad.hessian(masks_scaled)(x, y), np.zeros((3, 3)))
     twin = autograd_twin(masks_scaled)
     np.testing.assert_allclose(gx, autograd.grad(twin)(x, y), rtol=1e-12)
+
+
+def integers_scaled(x, k):
+    return np.sum(x * (1.0 * k) ** -1)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_float_constant_times_an_integer_array_stays(mode):
+    """``(1.0 * k) ** -1`` was folded to ``k ** -1``, which numpy refuses for integers."""
+    x, k = np.array([0.5, 1.0]), np.array([2, 4])
+    np.testing.assert_allclose(srcgrad.grad(integers_scaled, mode=mode)(x, k), 1.0 / k)

@@ -229,16 +229,22 @@ def _renamed(norm: Normalized, renames: dict[str, str]) -> Normalized:
     return dataclasses.replace(norm, parsed=parsed)
 
 
-def _comparisons(facts: Facts) -> frozenset[str]:
-    """The names some definition of which is a comparison or a ``not`` (bools)."""
-    return frozenset(
+def _not_floats(facts: Facts) -> frozenset[str]:
+    """The names some definition of which is a comparison or a ``not`` (not_floats), and the
+    arrays not proven floats (``(1.0 * k) ** -1`` is not ``k ** -1`` for integers ``k``,
+    which numpy refuses): ``1.0 * v`` is not ``v`` for those."""
+    not_floats = {
         name
         for name, defs in facts.definitions.items()
         if any(
             (op := facts.ops.get(stmt)) is not None and op.key in ("compare", ast.Not)
             for stmt, _ in defs
         )
-    )
+    }
+    floats = facts.proven_floats
+    names = {a.arg for a in facts.params} | set(facts.definitions)
+    arrays = {n for n in names - floats if (facts.shape(ast.Name(id=n)).rank or 0) >= 1}
+    return frozenset(not_floats | arrays)
 
 
 def _optimize(
@@ -264,7 +270,7 @@ def _optimize(
         builder.in_place,
         not_in_place,
         builder.primal_of,
-        _comparisons(facts),
+        _not_floats(facts),
     )
     if builder.profile == "numba":  # (numba has no item or slice of a range; fusion)
         func = fuse(numba_ranges(func, builder), facts, builder)

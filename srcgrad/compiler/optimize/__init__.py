@@ -124,7 +124,7 @@ def optimize(
     in_place: bool = True,
     not_in_place: frozenset[str] = frozenset(),
     primal_of: dict[str, str] | None = None,
-    bools: frozenset[str] = frozenset(),
+    not_floats: frozenset[str] = frozenset(),
 ) -> ast.FunctionDef:
     """Run every pass until none changes anything, then inline ``temporaries``.
 
@@ -134,8 +134,8 @@ def optimize(
     passes that write into arrays in place run (:data:`IN_PLACE`; numpy's arrays only: a
     numpy array cannot take a dask array's values in place); ``not_in_place``: names never
     written into in place (they may hold complex values, or integers); ``primal_of``: each tangent's
-    and adjoint's primal; ``bools``: names a comparison may give (``-1.0 * mask`` is
-    not ``-mask``, which numpy refuses).
+    and adjoint's primal; ``not_floats``: names a comparison may give, and arrays not
+    proven floats (``-1.0 * mask`` is not ``-mask``, which numpy refuses).
     """
     _local.memo = {}
     _local.settled = {}  # statements a pass leaves as they are, by id (see dataflow.settle)
@@ -150,7 +150,7 @@ def optimize(
             in_place,
             not_in_place,
             primal_of or {},
-            bools,
+            not_floats,
         )
     finally:
         _local.memo = None
@@ -167,7 +167,7 @@ def _optimize(
     in_place: bool,
     not_in_place: frozenset[str],
     primal_of: dict[str, str],
-    bools: frozenset[str],
+    not_floats: frozenset[str],
 ) -> ast.FunctionDef:
     arguments = frozenset(a.arg for a in func.args.args)
     ctx = Context(
@@ -179,7 +179,7 @@ def _optimize(
         floats=frozenset(floats) & arguments,
         not_in_place=frozenset(not_in_place),
         primal_of=primal_of,
-        bools=frozenset(bools),
+        not_floats=frozenset(not_floats),
     )
     body = list(func.body)
     # a pass that changed nothing is not run again until another pass changes something

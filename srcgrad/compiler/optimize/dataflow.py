@@ -53,9 +53,10 @@ class Context:
     #: each tangent's or adjoint's primal (``x_bar`` -> ``x``): where its every value is
     #: an array, it has the primal's shape
     primal_of: Mapping[str, str] = field(default_factory=dict)
-    #: names a comparison may give: a fold that drops a float constant would change
-    #: their dtype (``-1.0 * mask`` is a float; ``-mask`` raises)
-    bools: frozenset[str] = frozenset()
+    #: names a comparison may give, and arrays not proven floats: a fold that drops a
+    #: float constant would change their dtype (``-1.0 * mask`` is a float; ``-mask``
+    #: raises)
+    not_floats: frozenset[str] = frozenset()
 
 
 #: while :func:`optimize` runs, in ``_local.memo``: each simple statement's reads and

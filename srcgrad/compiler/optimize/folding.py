@@ -34,27 +34,28 @@ def _num(node: ast.expr) -> float | int | None:
     return None
 
 
-def _may_be_bool(node: ast.expr, bools: frozenset[str]) -> bool:
-    """Whether ``node``'s value may be a bool or an array of bools (``bools``: the names
-    a comparison may give). Then ``1.0 * node`` is not ``node``: ``-1.0 * mask`` is a
-    float where ``-mask`` raises, ``np.sin(1.0 * mask)`` a float64 where ``np.sin(mask)``
-    is a float16."""
+def _may_not_be_float(node: ast.expr, not_floats: frozenset[str]) -> bool:
+    """Whether ``node``'s value may be a bool or an array of bools or integers
+    (``not_floats``: the names a comparison may give, and the arrays not proven floats).
+    Then ``1.0 * node`` is not ``node``: ``-1.0 * mask`` is a float where ``-mask``
+    raises, ``np.sin(1.0 * mask)`` a float64 where ``np.sin(mask)`` is a float16,
+    ``(1.0 * k) ** -1`` a float where ``k ** -1`` raises."""
     if isinstance(node, ast.Constant):
         return type(node.value) is bool
     if isinstance(node, ast.Name):
-        return node.id in bools
+        return node.id in not_floats
     if isinstance(node, (ast.Compare, ast.BoolOp)):
         return True
     if isinstance(node, ast.UnaryOp):
-        return isinstance(node.op, ast.Not) or _may_be_bool(node.operand, bools)
+        return isinstance(node.op, ast.Not) or _may_not_be_float(node.operand, not_floats)
     if isinstance(node, ast.BinOp):  # (mask * mask is a mask; a quotient is a float)
         return not isinstance(node.op, ast.Div) and (
-            _may_be_bool(node.left, bools) and _may_be_bool(node.right, bools)
+            _may_not_be_float(node.left, not_floats) and _may_not_be_float(node.right, not_floats)
         )
     if isinstance(node, ast.Subscript):
-        return _may_be_bool(node.value, bools)
+        return _may_not_be_float(node.value, not_floats)
     if isinstance(node, ast.Call):  # np.asarray(mask), np.sin(mask) (a float16)
-        return any(_may_be_bool(a, bools) for a in node.args)
+        return any(_may_not_be_float(a, not_floats) for a in node.args)
     return False
 
 
@@ -80,7 +81,7 @@ def _factors(node: ast.expr) -> list[tuple[type, ast.expr]]:
     return _factors(node.left) + [(op, right)]
 
 
-def _fold_factors(node: ast.BinOp, bools: frozenset[str] = frozenset()) -> ast.expr | None:
+def _fold_factors(node: ast.BinOp, not_floats: frozenset[str] = frozenset()) -> ast.expr | None:
     """A product chain with fewer operations, or None: its powers of two merged into
     one constant (into its one other constant, if it has one: scaling by a power of two
     is exact), and the signs of negated factors moved into that constant.
@@ -122,7 +123,7 @@ def _fold_factors(node: ast.BinOp, bools: frozenset[str] = frozenset()) -> ast.e
         others.insert(0, (ast.Mult, ast.Constant(1)))
     if len(others) - 1 + negate >= len(chain) - 1 + signs:
         return None
-    if all(_may_be_bool(f, bools) for _, f in others):  # (2.0 * mask / 2.0 is a float)
+    if all(_may_not_be_float(f, not_floats) for _, f in others):  # (2.0 * k / 2.0: a float)
         return None
     result = others[0][1]
     if negate:
@@ -135,9 +136,9 @@ def _fold_factors(node: ast.BinOp, bools: frozenset[str] = frozenset()) -> ast.e
 class _Simplify(ast.NodeTransformer):
     changed = False
 
-    def __init__(self, bools: frozenset[str] = frozenset()) -> None:
-        #: names a comparison may give (:func:`_may_be_bool`)
-        self.bools = bools
+    def __init__(self, not_floats: frozenset[str] = frozenset()) -> None:
+        #: names a comparison may give, arrays not proven floats (:func:`_may_not_be_float`)
+        self.not_floats = not_floats
 
     def done(self, node: ast.expr) -> ast.expr:
         self.changed = True
@@ -152,7 +153,7 @@ class _Simplify(ast.NodeTransformer):
             if (
                 isinstance(inner, ast.BinOp)
                 and isinstance(inner.op, (ast.Mult, ast.Div))
-                and not _may_be_bool(inner.left, self.bools)  # (-mask raises)
+                and not _may_not_be_float(inner.left, self.not_floats)  # (-mask raises)
             ):
                 # -(a * b) is (-a) * b: the sign moves to the leftmost factor
                 left = self.visit(ast.UnaryOp(op=ast.USub(), operand=inner.left))
@@ -167,7 +168,7 @@ class _Simplify(ast.NodeTransformer):
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
         self.generic_visit(node)
         if isinstance(node.op, (ast.Mult, ast.Div)):
-            folded = _fold_factors(node, self.bools)
+            folded = _fold_factors(node, self.not_floats)
             if folded is not None:
                 return self.done(folded)
         left, right, op = node.left, node.right, node.op
@@ -184,7 +185,7 @@ class _Simplify(ast.NodeTransformer):
             simpler = _scaled(op, left, b)
         if simpler is None and (a is not None or b is not None):
             kept = right if a is not None else left  # (what the identity leaves)
-            if not _may_be_bool(kept, self.bools):  # (-1.0 * mask is a float, -mask raises)
+            if not _may_not_be_float(kept, self.not_floats):  # (-1.0 * mask: -mask raises)
                 simpler = _identity(op, left, right, a, b)
         if simpler is None:
             simpler = _sign_moved(op, left, right)
@@ -277,7 +278,7 @@ def simplify(body: list[ast.stmt], ctx: Context) -> tuple[list[ast.stmt], bool]:
     params = ctx.params
     mutated = {n for s in body for n in items_stored(s)}  # (blocks included)
     hazards = written_in_place(body, params) if mutated else set()
-    simplifier = _Simplify(ctx.bools)
+    simplifier = _Simplify(ctx.not_floats)
     changed = False
     for block in blocks(body):
         for k, stmt in enumerate(block):
