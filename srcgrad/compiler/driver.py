@@ -230,10 +230,10 @@ def _renamed(norm: Normalized, renames: dict[str, str]) -> Normalized:
 
 
 def _not_floats(facts: Facts) -> frozenset[str]:
-    """The names some definition of which is a comparison or a ``not`` (not_floats), and the
+    """The names some definition of which is a comparison or a ``not`` (bools), and the
     arrays not proven floats (``(1.0 * k) ** -1`` is not ``k ** -1`` for integers ``k``,
     which numpy refuses): ``1.0 * v`` is not ``v`` for those."""
-    not_floats = {
+    bools = {
         name
         for name, defs in facts.definitions.items()
         if any(
@@ -244,7 +244,7 @@ def _not_floats(facts: Facts) -> frozenset[str]:
     floats = facts.proven_floats
     names = {a.arg for a in facts.params} | set(facts.definitions)
     arrays = {n for n in names - floats if (facts.shape(ast.Name(id=n)).rank or 0) >= 1}
-    return frozenset(not_floats | arrays)
+    return frozenset(bools | arrays)
 
 
 def _optimize(
